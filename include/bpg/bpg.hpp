@@ -1,0 +1,6 @@
+// Umbrella header.
+#pragma once
+#include "bpg/graph.hpp"
+#include "bpg/status.hpp"
+#include "bpg/tensor.hpp"
+#include "bpg/version.hpp"

@@ -1,0 +1,22 @@
+#include "bpg/status.hpp"
+#include "bpg/version.hpp"
+
+namespace bpg {
+
+const char *to_string(status s) {
+    switch (s) {
+        case status::success: return "success";
+        case status::invalid_argument: return "invalid_argument";
+        case status::invalid_graph: return "invalid_graph";
+        case status::invalid_shape: return "invalid_shape";
+        case status::invalid_data_type: return "invalid_data_type";
+        case status::unimplemented: return "unimplemented";
+        case status::out_of_memory: return "out_of_memory";
+        case status::runtime_error: return "runtime_error";
+    }
+    return "unknown";
+}
+
+version_info version() { return {BPG_VERSION_MAJOR, BPG_VERSION_MINOR, BPG_VERSION_PATCH}; }
+
+} // namespace bpg

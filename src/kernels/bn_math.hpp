@@ -1,0 +1,49 @@
+// BatchNormTrainingBackprop math (SEMANTICS.md), as small pure functions of one
+// element or one channel, templated on the accumulation type: the reference
+// uses double, the fast kernels float.
+//
+//   inv        = 1 / sqrt(variance + epsilon)
+//   xhat       = (src - mean) * inv
+//   diff_beta  = sum_R diff_dst
+//   diff_gamma = sum_R diff_dst * xhat
+//   diff_src   = gamma * inv * (diff_dst - diff_beta/M - xhat * diff_gamma/M)   training
+//   diff_src   = gamma * inv * diff_dst                                         use_global_stats
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+namespace bpg::kernels {
+
+template <typename T> inline T bn_inv_std(T variance, T epsilon) {
+    return T(1) / std::sqrt(variance + epsilon);
+}
+
+template <typename T> inline T bn_xhat(T src, T mean, T inv) { return (src - mean) * inv; }
+
+// Per-channel constants of the update, so the elementwise pass is
+//   diff_src = scale * (diff_dst - shift - xhat * slope).
+// With use_global_stats xhat is not read at all: eps = 0 with zero variance
+// then gives gamma * inf * diff_dst, not the NaN that xhat * 0 would.
+template <typename T> struct bn_update_coeffs {
+    T scale; // gamma * inv
+    T shift; // diff_beta / M
+    T slope; // diff_gamma / M
+    bool global_stats;
+};
+
+template <typename T>
+inline bn_update_coeffs<T> bn_coeffs(T gamma, T inv, T diff_beta, T diff_gamma,
+        int64_t reduce_count, bool use_global_stats) {
+    if (use_global_stats) return {gamma * inv, T(0), T(0), true};
+    const T m = T(reduce_count);
+    return {gamma * inv, diff_beta / m, diff_gamma / m, false};
+}
+
+template <typename T>
+inline T bn_diff_src(const bn_update_coeffs<T> &k, T diff_dst, T xhat) {
+    if (k.global_stats) return k.scale * diff_dst;
+    return k.scale * (diff_dst - k.shift - xhat * k.slope);
+}
+
+} // namespace bpg::kernels
