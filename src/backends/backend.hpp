@@ -1,0 +1,58 @@
+// What a backend sees and provides. A backend receives a partition's resolved
+// problems (shapes, strides, dtypes and attributes all decoded) and returns a
+// kernel that only binds pointers and runs. Backends are registered by an
+// explicit, ordered list (backends.cpp), not by static-initialisation magic.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <variant>
+#include <vector>
+
+#include "bpg/graph.hpp"
+#include "core/problems.hpp"
+
+namespace bpg::backends {
+
+using op_problem = std::variant<core::interpolate_bwd_problem, core::bn_bwd_problem,
+        core::relu_bwd_problem>;
+
+struct partition_problem {
+    std::string pattern;                     // e.g. "relu_bwd+bn_bwd"
+    std::vector<op_problem> ops;             // in execution order
+    std::vector<core::tensor_desc> internal; // produced and consumed inside (executor allocates)
+};
+
+using buffer_map = std::unordered_map<size_t, void *>; // tensor id -> buffer
+
+class kernel {
+public:
+    virtual ~kernel() = default;
+    // Every port and internal tensor of the partition is in buffers.
+    virtual void execute(const buffer_map &buffers) const = 0;
+};
+
+class backend {
+public:
+    virtual ~backend() = default;
+    virtual backend_kind kind() const = 0;
+    // Empty when the backend computes this partition exactly; else why not.
+    virtual std::string why_unsupported(const partition_problem &p) const = 0;
+    virtual std::unique_ptr<kernel> compile(const partition_problem &p) const = 0;
+};
+
+// Every backend of this build, in order of preference.
+const std::vector<const backend *> &registered_backends();
+const backend *find_backend(backend_kind k); // nullptr if not in this build
+
+// THE dispatch rule: which backend runs a compiled partition.
+//   requested != auto_select -> that backend (error if absent or unsupported);
+//   else env (BPG_BACKEND, if set and not "auto") -> that backend, same rule;
+//   else the first registered backend, in preference order, that supports
+//   the partition. The reference backend supports everything, so this
+//   always succeeds. Returns the backend and, in *reason, why it was chosen.
+const backend &choose_backend(const partition_problem &p, backend_kind requested,
+        const char *env, std::string *reason = nullptr);
+
+} // namespace bpg::backends

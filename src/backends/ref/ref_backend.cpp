@@ -1,0 +1,53 @@
+// The reference backend: runs each op of a partition with the naive f64
+// kernels of src/reference, in order. A fused partition runs op by op through
+// the executor's internal buffers: the reference defines results, not speed.
+#include "backends/ref/ref_backend.hpp"
+
+#include "reference/reference.hpp"
+
+namespace bpg::backends {
+
+namespace {
+
+void *buffer_of(const buffer_map &b, size_t id) { return b.at(id); }
+
+struct op_runner {
+    const buffer_map &b;
+    void operator()(const core::interpolate_bwd_problem &p) const {
+        reference::interpolate_bwd(p, buffer_of(b, p.diff_dst.id), buffer_of(b, p.diff_src.id));
+    }
+    void operator()(const core::bn_bwd_problem &p) const {
+        reference::batchnorm_bwd(p, buffer_of(b, p.src.id), buffer_of(b, p.diff_dst.id),
+                buffer_of(b, p.mean.id), buffer_of(b, p.variance.id),
+                p.gamma ? buffer_of(b, p.gamma->id) : nullptr, buffer_of(b, p.diff_src.id),
+                p.diff_gamma ? buffer_of(b, p.diff_gamma->id) : nullptr,
+                p.diff_beta ? buffer_of(b, p.diff_beta->id) : nullptr);
+    }
+    void operator()(const core::relu_bwd_problem &p) const {
+        reference::relu_bwd(p, buffer_of(b, p.input.id), buffer_of(b, p.diff_dst.id),
+                buffer_of(b, p.diff_src.id));
+    }
+};
+
+class ref_kernel : public kernel {
+public:
+    explicit ref_kernel(partition_problem p) : p_(std::move(p)) {}
+    void execute(const buffer_map &buffers) const override {
+        for (const op_problem &op : p_.ops) std::visit(op_runner {buffers}, op);
+    }
+
+private:
+    partition_problem p_;
+};
+
+} // namespace
+
+backend_kind ref_backend::kind() const { return backend_kind::ref; }
+
+std::string ref_backend::why_unsupported(const partition_problem &) const { return {}; }
+
+std::unique_ptr<kernel> ref_backend::compile(const partition_problem &p) const {
+    return std::make_unique<ref_kernel>(p);
+}
+
+} // namespace bpg::backends

@@ -1,0 +1,190 @@
+// compiled_partition::execute: bind buffers by id, check what only exists at
+// execute (pointers, aliasing, runtime sizes values), then run the kernel.
+#include <cstring>
+#include <memory>
+
+#include "graph/graph_internal.hpp"
+#include "graph/op_schema.hpp"
+
+namespace bpg {
+
+using graph_impl::list_text;
+using graph_impl::shape_text;
+
+namespace {
+
+const compiled_partition::impl &checked(const std::shared_ptr<const compiled_partition::impl> &p) {
+    if (!p) throw error(status::invalid_argument, "compiled_partition: empty (not compiled)");
+    return *p;
+}
+
+std::string label(const compiled_partition::impl &cp) {
+    return "compiled partition " + cp.problem.pattern;
+}
+
+// Finds the tensor bound to a port; the bound tensor must describe the same
+// layout as compiled (a tensor of unknown rank takes the compiled one).
+const tensor &bound(const compiled_partition::impl &cp, const logical_tensor &port,
+        const std::vector<tensor> &ts, const char *side) {
+    const tensor *found = nullptr;
+    for (const tensor &t : ts)
+        if (t.get_logical_tensor().get_id() == port.get_id()) {
+            if (found)
+                throw error(status::invalid_argument,
+                        label(cp) + ": " + side + " tensor " + std::to_string(port.get_id())
+                                + " is bound twice");
+            found = &t;
+        }
+    if (!found)
+        throw error(status::invalid_argument,
+                label(cp) + ": " + side + " tensor " + std::to_string(port.get_id())
+                        + " is not bound; execute needs every port");
+    const logical_tensor &lt = found->get_logical_tensor();
+    if (lt.ndims() >= 0 && lt.get_dims() != port.get_dims())
+        throw error(status::invalid_shape,
+                label(cp) + ": " + side + " tensor " + std::to_string(port.get_id())
+                        + " is bound with shape " + shape_text(lt.get_dims())
+                        + " but was compiled with " + shape_text(port.get_dims()));
+    if (lt.ndims() >= 0 && lt.get_layout_type() == layout_type::strided
+            && !lt.get_strides().empty() && lt.get_strides() != port.get_strides())
+        throw error(status::invalid_shape,
+                label(cp) + ": " + side + " tensor " + std::to_string(port.get_id())
+                        + " is bound with strides " + list_text(lt.get_strides())
+                        + " but was compiled with " + list_text(port.get_strides()));
+    if (lt.get_data_type() != data_type::undef && lt.get_data_type() != port.get_data_type())
+        throw error(status::invalid_data_type,
+                label(cp) + ": " + side + " tensor " + std::to_string(port.get_id()) + " is "
+                        + to_string(lt.get_data_type()) + " but was compiled as "
+                        + to_string(port.get_data_type()));
+    if (!found->get_data_handle() && port.element_count() > 0)
+        throw error(status::invalid_argument,
+                label(cp) + ": " + side + " tensor " + std::to_string(port.get_id())
+                        + " has a null data pointer");
+    return *found;
+}
+
+struct byte_range { const char *lo, *hi; size_t id; };
+
+byte_range range_of(const logical_tensor &lt, const void *p) {
+    const char *c = static_cast<const char *>(p);
+    return {c, c + lt.get_mem_size(), lt.get_id()};
+}
+
+// Kernels read inputs while writing outputs: an output overlapping any other
+// bound buffer would silently corrupt results.
+void check_no_aliasing(const compiled_partition::impl &cp, const std::vector<byte_range> &in,
+        const std::vector<byte_range> &out) {
+    for (size_t i = 0; i < out.size(); ++i) {
+        auto clash = [&](const byte_range &o) {
+            return out[i].lo < o.hi && o.lo < out[i].hi && out[i].lo != out[i].hi && o.lo != o.hi;
+        };
+        for (const byte_range &r : in)
+            if (clash(r))
+                throw error(status::invalid_argument,
+                        label(cp) + ": output tensor " + std::to_string(out[i].id)
+                                + " overlaps input tensor " + std::to_string(r.id)
+                                + " in memory; in-place execution is not supported");
+        for (size_t j = i + 1; j < out.size(); ++j)
+            if (clash(out[j]))
+                throw error(status::invalid_argument,
+                        label(cp) + ": output tensors " + std::to_string(out[i].id) + " and "
+                                + std::to_string(out[j].id) + " overlap in memory");
+    }
+}
+
+// A runtime `sizes` input must agree with diff_dst's spatial shape.
+void check_runtime_sizes(const compiled_partition::impl &cp, const backends::buffer_map &b) {
+    for (const backends::op_problem &op : cp.problem.ops) {
+        const auto *p = std::get_if<core::interpolate_bwd_problem>(&op);
+        if (!p || !p->sizes) continue;
+        const core::tensor_desc &sz = *p->sizes;
+        const void *base = b.at(sz.id);
+        for (size_t i = 0; i < p->spatial_axes.size(); ++i) {
+            const int32_t v = static_cast<const int32_t *>(base)[int64_t(i) * sz.strides[0]];
+            const dim want = p->diff_dst.shape[p->spatial_axes[i]];
+            if (v != want)
+                throw error(status::invalid_argument,
+                        std::string("InterpolateBackprop op ") + std::to_string(p->op_id)
+                                + ": sizes input (tensor " + std::to_string(sz.id) + ")[" + std::to_string(i)
+                                + "] = " + std::to_string(v) + " but diff_dst spatial axis "
+                                + std::to_string(p->spatial_axes[i]) + " has size "
+                                + std::to_string(want) + "; they must match");
+        }
+    }
+}
+
+} // namespace
+
+void compiled_partition::execute(const stream &s, const std::vector<tensor> &inputs,
+        const std::vector<tensor> &outputs) const {
+    const impl &cp = checked(impl_);
+    (void)s;
+    backends::buffer_map buffers;
+    std::vector<byte_range> in_ranges, out_ranges;
+    for (const logical_tensor &port : cp.inputs) {
+        const tensor &t = bound(cp, port, inputs, "input");
+        buffers[port.get_id()] = t.get_data_handle();
+        in_ranges.push_back(range_of(port, t.get_data_handle()));
+    }
+    for (const logical_tensor &port : cp.outputs) {
+        const tensor &t = bound(cp, port, outputs, "output");
+        buffers[port.get_id()] = t.get_data_handle();
+        out_ranges.push_back(range_of(port, t.get_data_handle()));
+    }
+    for (const tensor &t : inputs)
+        if (!buffers.count(t.get_logical_tensor().get_id()))
+            throw error(status::invalid_argument,
+                    label(cp) + ": tensor " + std::to_string(t.get_logical_tensor().get_id())
+                            + " is not an input of this partition");
+    for (const tensor &t : outputs) {
+        size_t id = t.get_logical_tensor().get_id();
+        bool is_out = false;
+        for (const logical_tensor &port : cp.outputs) is_out = is_out || port.get_id() == id;
+        if (!is_out)
+            throw error(status::invalid_argument,
+                    label(cp) + ": tensor " + std::to_string(id) + " is not an output of this partition");
+    }
+    check_no_aliasing(cp, in_ranges, out_ranges);
+    check_runtime_sizes(cp, buffers);
+
+    // Tensors internal to a fused partition live for this call only, so
+    // concurrent executes of one compiled partition never share them.
+    std::vector<std::unique_ptr<char[]>> scratch;
+    for (const core::tensor_desc &d : cp.problem.internal) {
+        const size_t bytes = size_t(d.element_count()) * size_of(d.dt);
+        scratch.emplace_back(new char[bytes > 0 ? bytes : 1]);
+        buffers[d.id] = scratch.back().get();
+    }
+    cp.kernel->execute(buffers);
+}
+
+logical_tensor compiled_partition::query_logical_tensor(size_t id) const {
+    const impl &cp = checked(impl_);
+    for (const auto *side : {&cp.inputs, &cp.outputs})
+        for (const logical_tensor &lt : *side)
+            if (lt.get_id() == id) return lt;
+    throw error(status::invalid_argument,
+            label(cp) + ": tensor " + std::to_string(id) + " is not a port of this partition");
+}
+
+const std::vector<logical_tensor> &compiled_partition::get_inputs() const { return checked(impl_).inputs; }
+const std::vector<logical_tensor> &compiled_partition::get_outputs() const { return checked(impl_).outputs; }
+backend_kind compiled_partition::get_backend() const { return checked(impl_).backend; }
+std::string compiled_partition::get_backend_name() const { return to_string(checked(impl_).backend); }
+
+std::string compiled_partition::describe() const {
+    const impl &cp = checked(impl_);
+    auto lt_text = [](const logical_tensor &lt) {
+        return std::to_string(lt.get_id()) + ":" + to_string(lt.get_data_type()) + ":"
+                + shape_text(lt.get_dims()) + (lt.get_strides() == dense_strides(lt.get_dims())
+                                                      ? std::string()
+                                                      : ":strides=" + list_text(lt.get_strides()));
+    };
+    std::string s = cp.problem.pattern + " on " + to_string(cp.backend) + " | in";
+    for (const logical_tensor &lt : cp.inputs) s += " " + lt_text(lt);
+    s += " | out";
+    for (const logical_tensor &lt : cp.outputs) s += " " + lt_text(lt);
+    return s;
+}
+
+} // namespace bpg

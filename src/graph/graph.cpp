@@ -1,0 +1,175 @@
+// graph: collects checked ops, then finalize() checks the structure (every
+// tensor produced at most once, no cycles) and runs the pattern passes.
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "graph/graph_internal.hpp"
+#include "graph/op_schema.hpp"
+#include "passes/partitioning.hpp"
+
+namespace bpg {
+
+using graph_impl::op_label;
+
+graph::graph(engine::kind k, fpmath_mode m) : impl_(std::make_shared<impl>()) {
+    impl_->engine_kind = k;
+    impl_->fpmath = m;
+}
+
+namespace {
+
+// A tensor id used by several ops must describe one tensor everywhere.
+void check_consistent(const op &o, const logical_tensor &a, const logical_tensor &b) {
+    auto mismatch = [&](const std::string &what) {
+        throw error(status::invalid_graph,
+                op_label(o) + ": tensor " + std::to_string(b.get_id()) + " " + what
+                        + " than where another op already uses the same id; one id is one tensor");
+    };
+    if (a.get_data_type() != b.get_data_type())
+        mismatch(std::string("has data type ") + to_string(b.get_data_type()) + " here and "
+                + to_string(a.get_data_type()) + " elsewhere; other data type");
+    if (a.ndims() >= 0 && b.ndims() >= 0) {
+        if (a.ndims() != b.ndims()) mismatch("has another rank");
+        for (int i = 0; i < a.ndims(); ++i) {
+            dim x = a.get_dims()[i], y = b.get_dims()[i];
+            if (x >= 0 && y >= 0 && x != y) mismatch("has another shape");
+        }
+        if (a.get_layout_type() == layout_type::strided && b.get_layout_type() == layout_type::strided
+                && !a.get_strides().empty() && !b.get_strides().empty()
+                && a.get_strides() != b.get_strides())
+            mismatch("has other strides");
+    }
+}
+
+} // namespace
+
+void graph::add_op(const op &o) {
+    if (impl_->finalized)
+        throw error(status::invalid_graph,
+                op_label(o) + ": the graph is finalized; add ops before finalize()");
+    for (const op &x : impl_->ops)
+        if (x.get_id() == o.get_id())
+            throw error(status::invalid_graph,
+                    op_label(o) + ": op id " + std::to_string(o.get_id()) + " is already used by "
+                            + op_label(x));
+    graph_impl::validate_op(o);
+    for (const op &x : impl_->ops) {
+        for (const auto *side : {&x.get_inputs(), &x.get_outputs()})
+            for (const logical_tensor &a : *side)
+                for (const auto *mine : {&o.get_inputs(), &o.get_outputs()})
+                    for (const logical_tensor &b : *mine)
+                        if (a.get_id() == b.get_id()) check_consistent(o, a, b);
+        for (const logical_tensor &a : x.get_outputs())
+            for (const logical_tensor &b : o.get_outputs())
+                if (a.get_id() == b.get_id())
+                    throw error(status::invalid_graph,
+                            op_label(o) + ": tensor " + std::to_string(b.get_id())
+                                    + " is already the output of " + op_label(x)
+                                    + "; a tensor has at most one producer");
+    }
+    impl_->ops.push_back(o);
+}
+
+void graph::finalize() {
+    if (impl_->finalized) return;
+    const auto &ops = impl_->ops;
+    if (ops.empty()) throw error(status::invalid_graph, "graph::finalize: the graph has no ops");
+    // Kahn's algorithm; ties keep insertion order so partitions are stable.
+    std::unordered_map<size_t, size_t> producer;
+    for (size_t i = 0; i < ops.size(); ++i)
+        for (const logical_tensor &lt : ops[i].get_outputs()) producer[lt.get_id()] = i;
+    std::vector<std::vector<size_t>> next(ops.size());
+    std::vector<size_t> indegree(ops.size(), 0);
+    for (size_t i = 0; i < ops.size(); ++i) {
+        std::unordered_set<size_t> preds;
+        for (const logical_tensor &lt : ops[i].get_inputs()) {
+            auto it = producer.find(lt.get_id());
+            if (it != producer.end() && preds.insert(it->second).second) {
+                next[it->second].push_back(i);
+                ++indegree[i];
+            }
+        }
+    }
+    std::vector<size_t> order;
+    std::vector<bool> done(ops.size(), false);
+    while (order.size() < ops.size()) {
+        size_t pick = ops.size();
+        for (size_t i = 0; i < ops.size() && pick == ops.size(); ++i)
+            if (!done[i] && indegree[i] == 0) pick = i;
+        if (pick == ops.size()) {
+            std::string cycle;
+            for (size_t i = 0; i < ops.size(); ++i)
+                if (!done[i]) cycle += (cycle.empty() ? "" : ", ") + op_label(ops[i]);
+            throw error(status::invalid_graph, "graph::finalize: the ops form a cycle: " + cycle);
+        }
+        done[pick] = true;
+        order.push_back(pick);
+        for (size_t n : next[pick]) --indegree[n];
+    }
+    for (size_t i : order) impl_->sorted_ops.push_back(ops[i]);
+
+    // Partitions and their ports.
+    std::unordered_map<size_t, std::vector<size_t>> consumers; // tensor -> sorted op indices
+    for (size_t i = 0; i < impl_->sorted_ops.size(); ++i)
+        for (const logical_tensor &lt : impl_->sorted_ops[i].get_inputs()) consumers[lt.get_id()].push_back(i);
+    size_t next_id = 0;
+    for (const passes::op_group &g : passes::partition_ops(impl_->sorted_ops)) {
+        auto p = std::make_shared<partition::impl>();
+        p->id = next_id++;
+        p->pattern = g.pattern;
+        p->engine_kind = impl_->engine_kind;
+        std::unordered_set<size_t> inside(g.ops.begin(), g.ops.end()), produced, seen_in;
+        for (size_t i : g.ops) p->ops.push_back(impl_->sorted_ops[i]);
+        for (size_t i : g.ops)
+            for (const logical_tensor &lt : impl_->sorted_ops[i].get_outputs()) produced.insert(lt.get_id());
+        for (size_t i : g.ops) {
+            for (const logical_tensor &lt : impl_->sorted_ops[i].get_inputs())
+                if (!produced.count(lt.get_id()) && seen_in.insert(lt.get_id()).second)
+                    p->inputs.push_back(lt);
+            for (const logical_tensor &lt : impl_->sorted_ops[i].get_outputs()) {
+                bool used_outside = false, used_inside = false;
+                for (size_t c : consumers[lt.get_id()]) (inside.count(c) ? used_inside : used_outside) = true;
+                if (used_outside || !used_inside) p->outputs.push_back(lt);
+            }
+        }
+        impl_->partitions.push_back(partition(p));
+    }
+    impl_->finalized = true;
+}
+
+bool graph::is_finalized() const { return impl_->finalized; }
+
+std::vector<partition> graph::get_partitions() const {
+    if (!impl_->finalized)
+        throw error(status::invalid_graph, "graph::get_partitions: call finalize() first");
+    return impl_->partitions;
+}
+
+const std::vector<op> &graph::get_ops() const { return impl_->ops; }
+engine::kind graph::get_engine_kind() const { return impl_->engine_kind; }
+fpmath_mode graph::get_fpmath_mode() const { return impl_->fpmath; }
+
+std::vector<logical_tensor> graph::get_input_tensors() const {
+    std::unordered_set<size_t> produced, seen;
+    for (const op &o : impl_->ops)
+        for (const logical_tensor &lt : o.get_outputs()) produced.insert(lt.get_id());
+    std::vector<logical_tensor> v;
+    for (const op &o : impl_->ops)
+        for (const logical_tensor &lt : o.get_inputs())
+            if (!produced.count(lt.get_id()) && seen.insert(lt.get_id()).second) v.push_back(lt);
+    return v;
+}
+
+std::vector<logical_tensor> graph::get_output_tensors() const {
+    std::unordered_set<size_t> consumed;
+    for (const op &o : impl_->ops)
+        for (const logical_tensor &lt : o.get_inputs()) consumed.insert(lt.get_id());
+    std::vector<logical_tensor> v;
+    for (const op &o : impl_->ops)
+        for (const logical_tensor &lt : o.get_outputs())
+            if (!consumed.count(lt.get_id())) v.push_back(lt);
+    return v;
+}
+
+} // namespace bpg

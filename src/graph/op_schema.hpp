@@ -1,0 +1,73 @@
+// Declarative op schemas (oneDNN Graph style, without macros or string-keyed
+// property bags): ports, attributes with types, defaults and allowed values,
+// plus small named constraint functions per op.
+//
+// An op is checked twice: at add_op with whatever shapes are known, and at
+// compile with concrete shapes (when outputs are also inferred). Nothing is
+// checked at execute except what only exists then (bound buffers, the values
+// of a runtime `sizes` tensor).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bpg/graph.hpp"
+#include "core/problems.hpp"
+
+namespace bpg::graph_impl {
+
+struct port_spec {
+    const char *name;
+    bool optional;
+};
+
+struct attr_spec {
+    op::attr name;
+    size_t type_index; // attr_value alternative: 0 bool, 1 s64, 2 f32, 3 string, 4 s64[], 5 f32[]
+    bool required;
+    std::optional<attr_value> default_value;
+    std::vector<std::string> allowed; // for strings; empty = any value
+};
+
+// One op's rules. check() sees the op with the logical tensors it was given
+// (shapes may be partly unknown) and throws on any violation it can detect.
+// infer() sees concrete inputs and returns the concrete output shapes.
+struct op_schema {
+    op::kind kind;
+    std::vector<port_spec> inputs;
+    std::vector<port_spec> outputs;
+    std::vector<attr_spec> attrs;
+    std::function<void(const op &)> check;
+    std::function<std::vector<dims>(const op &, const std::vector<logical_tensor> &)> infer;
+};
+
+const op_schema &schema_of(op::kind k);
+
+// Generic checks every op gets (arity, attribute names/types/allowed values),
+// then the op's own check().
+void validate_op(const op &o);
+
+// Concrete output shapes from concrete input logical tensors.
+std::vector<dims> infer_output_shapes(const op &o, const std::vector<logical_tensor> &inputs);
+
+// ---- helpers shared by the op schemas --------------------------------------
+
+// "InterpolateBackprop op 3 (\"RESAMPLING_0\")"
+std::string op_label(const op &o);
+[[noreturn]] void fail(const op &o, status s, const std::string &what);
+
+// The attribute's value, or the schema default, or nullopt.
+template <typename T> std::optional<T> attr_or_default(const op &o, op::attr a) {
+    if (const attr_value *v = o.find_attr(a)) return std::get<T>(*v);
+    for (const attr_spec &s : schema_of(o.get_kind()).attrs)
+        if (s.name == a && s.default_value) return std::get<T>(*s.default_value);
+    return std::nullopt;
+}
+
+std::string shape_text(const dims &d);                // "2x17x7x14"
+std::string list_text(const std::vector<float> &v);   // "[1.5, 2]"
+std::string list_text(const std::vector<int64_t> &v); // "[6, 12]"
+
+} // namespace bpg::graph_impl

@@ -1,0 +1,199 @@
+// partition::compile: concrete shapes in, shape inference op by op, resolved
+// problems, one backend chosen by the dispatch rule, kernel compiled once.
+#include <cstdlib>
+#include <unordered_map>
+
+#include "core/layout_checks.hpp"
+#include "graph/graph_internal.hpp"
+#include "graph/op_schema.hpp"
+#include "graph/resolve.hpp"
+
+namespace bpg {
+
+using graph_impl::op_label;
+using graph_impl::list_text;
+using graph_impl::shape_text;
+
+size_t partition::get_id() const { return impl_ ? impl_->id : size_t(-1); }
+
+std::vector<size_t> partition::get_ops() const {
+    std::vector<size_t> ids;
+    if (impl_)
+        for (const op &o : impl_->ops) ids.push_back(o.get_id());
+    return ids;
+}
+
+std::string partition::get_pattern_name() const { return impl_ ? impl_->pattern : ""; }
+
+const std::vector<logical_tensor> &partition::get_input_ports() const {
+    static const std::vector<logical_tensor> none;
+    return impl_ ? impl_->inputs : none;
+}
+const std::vector<logical_tensor> &partition::get_output_ports() const {
+    static const std::vector<logical_tensor> none;
+    return impl_ ? impl_->outputs : none;
+}
+
+namespace {
+
+std::string where(const partition::impl &p) {
+    return "partition " + std::to_string(p.id) + " (" + p.pattern + ")";
+}
+
+const logical_tensor *find_by_id(const std::vector<logical_tensor> &v, size_t id) {
+    for (const logical_tensor &lt : v)
+        if (lt.get_id() == id) return &lt;
+    return nullptr;
+}
+
+bool is_concrete(const logical_tensor &lt) {
+    return lt.has_known_shape() && lt.get_layout_type() == layout_type::strided
+            && lt.get_strides().size() == lt.get_dims().size();
+}
+
+void check_strides(const std::string &who, const logical_tensor &lt, bool is_output) {
+    for (dim s : lt.get_strides())
+        if (s < 0)
+            throw error(status::invalid_shape,
+                    who + ": tensor " + std::to_string(lt.get_id()) + " has negative stride "
+                            + std::to_string(s));
+    lt.element_count(); // throws on overflow
+    lt.get_mem_size();  // throws on overflow
+    if (is_output && !core::is_non_overlapping(lt.get_dims(), lt.get_strides()))
+        throw error(status::invalid_shape,
+                who + ": output tensor " + std::to_string(lt.get_id()) + " has strides "
+                        + list_text(lt.get_strides()) + " that make elements of shape "
+                        + shape_text(lt.get_dims()) + " overlap");
+}
+
+// The concrete logical tensor of an input port: what the caller gave, which
+// must agree with what add_op saw.
+logical_tensor concrete_input(const partition::impl &p, const logical_tensor &port,
+        const std::vector<logical_tensor> &given) {
+    const logical_tensor *g = find_by_id(given, port.get_id());
+    const logical_tensor &lt = g ? *g : port;
+    const std::string who = where(p);
+    if (!is_concrete(lt))
+        throw error(status::invalid_shape,
+                who + ": input tensor " + std::to_string(port.get_id())
+                        + " needs a known shape and strided layout at compile time (got shape "
+                        + (lt.ndims() < 0 ? std::string("unknown") : shape_text(lt.get_dims()))
+                        + ", layout " + to_string(lt.get_layout_type()) + ")");
+    if (lt.get_data_type() != port.get_data_type())
+        throw error(status::invalid_data_type,
+                who + ": input tensor " + std::to_string(port.get_id()) + " is "
+                        + to_string(lt.get_data_type()) + " but the graph declared "
+                        + to_string(port.get_data_type()));
+    if (port.ndims() >= 0) {
+        bool same = port.ndims() == lt.ndims();
+        for (int i = 0; same && i < lt.ndims(); ++i)
+            same = port.get_dims()[i] < 0 || port.get_dims()[i] == lt.get_dims()[i];
+        if (!same)
+            throw error(status::invalid_shape,
+                    who + ": input tensor " + std::to_string(port.get_id()) + " has shape "
+                            + shape_text(lt.get_dims()) + " but the graph declared "
+                            + shape_text(port.get_dims()));
+    }
+    check_strides(who, lt, false);
+    return lt;
+}
+
+// The concrete logical tensor of an op output: inferred shape, the caller's
+// strides when given (ports only), else dense.
+logical_tensor concrete_output(const partition::impl &p, const logical_tensor &declared,
+        const logical_tensor *given, const dims &shape) {
+    const logical_tensor &req = given ? *given : declared;
+    const std::string who = where(p);
+    if (req.get_data_type() != declared.get_data_type())
+        throw error(status::invalid_data_type,
+                who + ": output tensor " + std::to_string(declared.get_id()) + " is "
+                        + to_string(req.get_data_type()) + " but the graph declared "
+                        + to_string(declared.get_data_type()));
+    for (const logical_tensor *lt : {&declared, &req}) {
+        if (lt->ndims() < 0) continue;
+        bool same = lt->ndims() == int(shape.size());
+        for (size_t i = 0; same && i < shape.size(); ++i)
+            same = lt->get_dims()[i] < 0 || lt->get_dims()[i] == shape[i];
+        if (!same)
+            throw error(status::invalid_shape,
+                    who + ": output tensor " + std::to_string(declared.get_id())
+                            + " is declared with shape " + shape_text(lt->get_dims())
+                            + " but the op produces " + shape_text(shape));
+    }
+    // Strides: the caller's at compile, else those declared at add_op, else dense.
+    const bool has_strides = req.get_layout_type() == layout_type::strided
+            && req.get_strides().size() == shape.size() && !shape.empty();
+    logical_tensor out = has_strides
+            ? logical_tensor(declared.get_id(), declared.get_data_type(), shape, req.get_strides(),
+                    declared.get_property_type())
+            : logical_tensor(declared.get_id(), declared.get_data_type(), shape,
+                    layout_type::strided, declared.get_property_type());
+    check_strides(who, out, true);
+    return out;
+}
+
+backends::op_problem resolve(const op &o, const std::vector<logical_tensor> &in,
+        const std::vector<logical_tensor> &out) {
+    switch (o.get_kind()) {
+        case op::kind::InterpolateBackprop: return graph_impl::resolve_interpolate_bwd(o, in, out);
+        case op::kind::BatchNormTrainingBackprop: return graph_impl::resolve_batchnorm_bwd(o, in, out);
+        case op::kind::ReLUBackprop: return graph_impl::resolve_relu_bwd(o, in, out);
+    }
+    throw error(status::invalid_argument, "unknown op kind");
+}
+
+} // namespace
+
+compiled_partition partition::compile(const std::vector<logical_tensor> &inputs,
+        const std::vector<logical_tensor> &outputs, const engine &e,
+        const compile_options &opts) const {
+    if (!impl_) throw error(status::invalid_argument, "partition::compile: empty partition");
+    const partition::impl &p = *impl_;
+    if (e.get_kind() != p.engine_kind)
+        throw error(status::invalid_argument, where(p) + ": engine kind does not match the graph's");
+    for (const logical_tensor &lt : inputs)
+        if (!find_by_id(p.inputs, lt.get_id()))
+            throw error(status::invalid_argument,
+                    where(p) + ": tensor " + std::to_string(lt.get_id())
+                            + " given to compile is not an input port of this partition");
+    for (const logical_tensor &lt : outputs)
+        if (!find_by_id(p.outputs, lt.get_id()))
+            throw error(status::invalid_argument,
+                    where(p) + ": tensor " + std::to_string(lt.get_id())
+                            + " given to compile is not an output port of this partition");
+
+    auto cp = std::make_shared<compiled_partition::impl>();
+    std::unordered_map<size_t, logical_tensor> concrete;
+    for (const logical_tensor &port : p.inputs) {
+        concrete[port.get_id()] = concrete_input(p, port, inputs);
+        cp->inputs.push_back(concrete[port.get_id()]);
+    }
+    cp->problem.pattern = p.pattern;
+    for (const op &o : p.ops) {
+        std::vector<logical_tensor> in, out;
+        for (const logical_tensor &lt : o.get_inputs()) in.push_back(concrete.at(lt.get_id()));
+        const std::vector<dims> shapes = graph_impl::infer_output_shapes(o, in);
+        for (size_t k = 0; k < o.get_outputs().size(); ++k) {
+            const logical_tensor &decl = o.get_outputs()[k];
+            const bool is_port = find_by_id(p.outputs, decl.get_id()) != nullptr;
+            logical_tensor lt = concrete_output(p, decl,
+                    is_port ? find_by_id(outputs, decl.get_id()) : nullptr, shapes[k]);
+            if (!is_port) {
+                lt = logical_tensor(decl.get_id(), decl.get_data_type(), shapes[k], layout_type::strided);
+                cp->problem.internal.push_back(core::desc_of(lt));
+            }
+            concrete[decl.get_id()] = lt;
+            out.push_back(lt);
+        }
+        cp->problem.ops.push_back(resolve(o, in, out));
+    }
+    for (const logical_tensor &port : p.outputs) cp->outputs.push_back(concrete.at(port.get_id()));
+
+    const backends::backend &b = backends::choose_backend(
+            cp->problem, opts.backend, std::getenv("BPG_BACKEND"), &cp->dispatch_reason);
+    cp->backend = b.kind();
+    cp->kernel = b.compile(cp->problem);
+    return compiled_partition(cp);
+}
+
+} // namespace bpg

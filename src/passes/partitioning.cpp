@@ -1,0 +1,67 @@
+#include "passes/partitioning.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace bpg::passes {
+
+namespace {
+
+const char *single_pattern_name(op::kind k) {
+    switch (k) {
+        case op::kind::InterpolateBackprop: return "interpolate_bwd";
+        case op::kind::BatchNormTrainingBackprop: return "bn_bwd";
+        case op::kind::ReLUBackprop: return "relu_bwd";
+    }
+    return "op";
+}
+
+// tensor id -> indices of the ops consuming it (once per op).
+std::unordered_map<size_t, std::vector<size_t>> consumers_of(const std::vector<op> &ops) {
+    std::unordered_map<size_t, std::vector<size_t>> c;
+    for (size_t i = 0; i < ops.size(); ++i) {
+        std::vector<size_t> seen;
+        for (const logical_tensor &lt : ops[i].get_inputs()) {
+            bool dup = false;
+            for (size_t id : seen) dup = dup || id == lt.get_id();
+            if (dup) continue;
+            seen.push_back(lt.get_id());
+            c[lt.get_id()].push_back(i);
+        }
+    }
+    return c;
+}
+
+// Pass 1: ReLUBackprop -> BatchNormTrainingBackprop (input 0 or 1).
+void fuse_relu_bwd_into_bn_bwd(const std::vector<op> &ops,
+        const std::unordered_map<size_t, std::vector<size_t>> &consumers,
+        std::vector<bool> &claimed, std::vector<op_group> &groups) {
+    for (size_t r = 0; r < ops.size(); ++r) {
+        if (claimed[r] || ops[r].get_kind() != op::kind::ReLUBackprop) continue;
+        const size_t t = ops[r].get_outputs()[0].get_id();
+        auto it = consumers.find(t);
+        if (it == consumers.end() || it->second.size() != 1) continue;
+        const size_t b = it->second[0];
+        if (claimed[b] || ops[b].get_kind() != op::kind::BatchNormTrainingBackprop) continue;
+        const auto &in = ops[b].get_inputs();
+        if (in[0].get_id() != t && in[1].get_id() != t) continue;
+        claimed[r] = claimed[b] = true;
+        groups.push_back({"relu_bwd+bn_bwd", {r, b}});
+    }
+}
+
+} // namespace
+
+std::vector<op_group> partition_ops(const std::vector<op> &ops) {
+    std::vector<bool> claimed(ops.size(), false);
+    std::vector<op_group> groups;
+    fuse_relu_bwd_into_bn_bwd(ops, consumers_of(ops), claimed, groups);
+    for (size_t i = 0; i < ops.size(); ++i)
+        if (!claimed[i]) groups.push_back({single_pattern_name(ops[i].get_kind()), {i}});
+    // Partitions in the order of their first op (ops are topologically sorted).
+    std::stable_sort(groups.begin(), groups.end(),
+            [](const op_group &a, const op_group &b) { return a.ops.front() < b.ops.front(); });
+    return groups;
+}
+
+} // namespace bpg::passes
