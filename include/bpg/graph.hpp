@@ -57,7 +57,10 @@ public:
     op &set_attr(attr a, attr_value v);
     // Conveniences so that literals pick the intended alternative.
     op &set_attr(attr a, const char *v) { return set_attr(a, attr_value(std::string(v))); }
+    op &set_attr(attr a, bool v) { return set_attr(a, attr_value(v)); }
     op &set_attr(attr a, int v) { return set_attr(a, attr_value(int64_t(v))); }
+    op &set_attr(attr a, int64_t v) { return set_attr(a, attr_value(v)); }
+    op &set_attr(attr a, float v) { return set_attr(a, attr_value(v)); }
     op &set_attr(attr a, double v) { return set_attr(a, attr_value(float(v))); }
 
     size_t get_id() const { return id_; }

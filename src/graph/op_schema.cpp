@@ -149,7 +149,13 @@ void check_tensor_ids(const op &o) {
             if (s < 0 && s != unknown_dim)
                 fail(o, status::invalid_shape,
                         where + " has a negative stride " + std::to_string(s));
-        if (lt.has_known_shape()) lt.element_count(); // throws on overflow
+        if (lt.has_known_shape()) {
+            try {
+                lt.element_count();
+            } catch (const error &e) {
+                fail(o, e.code(), where + ": " + e.what());
+            }
+        }
     };
     for (size_t i = 0; i < o.get_inputs().size(); ++i) check_one(o.get_inputs()[i], "inputs", i);
     for (size_t i = 0; i < o.get_outputs().size(); ++i)
