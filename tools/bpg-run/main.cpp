@@ -1,0 +1,118 @@
+// bpg-run: runs a oneDNN Graph JSON file end to end.
+//
+//   bpg-run GRAPH.json [--inputs DIR] [--outputs DIR] [--backend auto|ref|tbb|dnnl]
+//           [--threads N] [--repeat N] [--no-check]
+//           [--dt f32|bf16|f16] [--in-shapes ...] [--op-attrs ...]   (benchdnn rewrites)
+//
+// Exit codes: 0 success; 2 bad graph, file or option (one line on stderr);
+// 1 any other failure.
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+#include <tbb/global_control.h>
+
+#include "bpg/json.hpp"
+#include "graph_runner.hpp"
+#include "io/benchdnn_rewrite.hpp"
+
+namespace {
+
+struct cli_options {
+    std::string graph_path, inputs_dir, outputs_dir, backend = "auto", dt, in_shapes, op_attrs;
+    int threads = 0, repeat = 1;
+    bool no_check = false, print_graph = false;
+};
+
+std::string join(const std::vector<size_t> &v) {
+    std::string s;
+    for (size_t x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
+    return s;
+}
+
+int run(const cli_options &o) {
+    using namespace bpg;
+    std::unique_ptr<tbb::global_control> threads;
+    if (o.threads < 0) throw error(status::invalid_argument, "--threads must be >= 1");
+    if (o.threads > 0)
+        threads = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, size_t(o.threads));
+
+    tools::run_options ro;
+    if (!backend_from_string(o.backend, ro.backend))
+        throw error(status::invalid_argument, "--backend " + o.backend + " is not one of auto, ref, tbb, dnnl");
+    ro.repeat = o.repeat;
+    ro.check = !o.no_check;
+
+    graph_document doc = read_graph_json_file(o.graph_path);
+    io::benchdnn_rewrite rw;
+    if (!o.dt.empty()) {
+        if (o.dt == "f32") rw.dt = data_type::f32;
+        else if (o.dt == "bf16") rw.dt = data_type::bf16;
+        else if (o.dt == "f16") rw.dt = data_type::f16;
+        else throw error(status::invalid_argument, "--dt " + o.dt + " is not one of f32, bf16, f16");
+    }
+    rw.in_shapes = o.in_shapes;
+    rw.op_attrs = o.op_attrs;
+    io::apply_rewrite(doc, rw);
+    if (o.print_graph) std::cout << write_graph_json(doc) << "\n";
+    const graph g = make_graph(doc);
+
+    tools::graph_runner runner(g, ro);
+    const auto from_files = runner.load_inputs(o.inputs_dir);
+    const auto parts = runner.run();
+
+    std::printf("bpg-run: %s: %zu ops, %zu partitions, backend request '%s'%s\n", o.graph_path.c_str(),
+            g.get_ops().size(), parts.size(), o.backend.c_str(),
+            rw.empty() ? "" : " (rewritten)");
+    std::printf("inputs: %s\n",
+            from_files.empty() ? "deterministic fill" : ("from " + o.inputs_dir + ": " + join(from_files)).c_str());
+    double total = 0;
+    for (const auto &p : parts) {
+        total += p.median_ms;
+        std::printf("partition %zu %-16s ops [%s] ran on %-4s %9.3f ms (median of %d, min %.3f)", p.id,
+                p.pattern.c_str(), join(p.ops).c_str(), p.backend.c_str(), p.median_ms, ro.repeat, p.min_ms);
+        if (p.checked) std::printf("  max|err| vs ref %.3g (rel %.3g)", p.max_abs_err, p.max_rel_err);
+        std::printf("\n    %s\n", p.description.c_str());
+    }
+    std::printf("total: %.3f ms\n", total);
+    const auto written = runner.write_outputs(o.outputs_dir);
+    if (!written.empty()) std::printf("outputs: %s/{%s}.npy\n", o.outputs_dir.c_str(), join(written).c_str());
+    return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+    cli_options o;
+    CLI::App app {"bpg-run: run a oneDNN Graph JSON graph with backprop-graph"};
+    app.add_option("graph", o.graph_path, "graph JSON file (oneDNN Graph serialization)")->required();
+    app.add_option("--inputs", o.inputs_dir, "read graph input K from DIR/K.npy when present");
+    app.add_option("--outputs", o.outputs_dir, "write graph output K to DIR/K.npy");
+    app.add_option("--backend", o.backend, "auto (dispatch rule), ref, tbb or dnnl");
+    app.add_option("--threads", o.threads, "oneTBB threads (default: all cores)");
+    app.add_option("--repeat", o.repeat, "timed executions per partition (median printed)");
+    app.add_flag("--no-check", o.no_check, "skip the comparison with the reference backend");
+    app.add_option("--dt", o.dt, "benchdnn rewrite: data type of floating data tensors");
+    app.add_option("--in-shapes", o.in_shapes, "benchdnn rewrite: ID:SHAPE[*TAG]+...");
+    app.add_option("--op-attrs", o.op_attrs, "benchdnn rewrite: OPID:NAME:VALUE[*NAME:VALUE]+...");
+    app.add_flag("--print-graph", o.print_graph, "print the (rewritten) graph as JSON");
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp &e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError &e) {
+        std::cerr << "bpg-run: error: " << e.what() << " (see --help)\n";
+        return 2;
+    }
+    try {
+        return run(o);
+    } catch (const bpg::error &e) {
+        std::cerr << "bpg-run: error: " << e.what() << "\n";
+        const bool caller = e.code() != bpg::status::out_of_memory && e.code() != bpg::status::runtime_error;
+        return caller ? 2 : 1;
+    } catch (const std::exception &e) {
+        std::cerr << "bpg-run: internal error: " << e.what() << "\n";
+        return 1;
+    }
+}
