@@ -152,7 +152,9 @@ inline int64_t output_size_from_scale(int64_t in, float scale) {
     int shift = e - 24;                             // scale = mant * 2^shift
     wide_int p = wide_int(in) * mant;
     if (shift >= 0) {
-        if (shift > 62) return -1;
+        // Check before shifting: p << shift can pass 2^127 (in = 2^42 with
+        // scale = 2^85), which would wrap to a small, wrong size.
+        if (shift > 62 || p > (wide_int(INT64_MAX) >> shift)) return -1;
         p <<= shift;
     } else {
         p = (-shift >= 100) ? 0 : (p >> -shift); // p >= 0: shifting is floor
