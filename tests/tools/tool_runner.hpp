@@ -1,0 +1,50 @@
+// Runs a built tool (build/bin) as a subprocess and captures its result.
+#pragma once
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+
+namespace bpg::test {
+
+struct tool_result {
+    int exit_code = -1;
+    std::string out, err;
+};
+
+inline std::string read_text(const std::string &path) {
+    std::ifstream f(path);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+// A fresh, empty temporary directory for one test.
+inline std::string temp_dir(const std::string &name) {
+    auto d = std::filesystem::temp_directory_path() / ("bpg-test-" + name + "-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(d);
+    std::filesystem::create_directories(d);
+    return d.string();
+}
+
+inline tool_result run_tool(const std::string &tool, const std::string &args) {
+    static int counter = 0;
+    const std::string tmp = temp_dir("tool-io") + "/" + std::to_string(counter++);
+    const std::string cmd = std::string(BPG_BIN_DIR) + "/" + tool + " " + args + " >" + tmp + ".out 2>" + tmp + ".err";
+    tool_result r;
+    const int status = std::system(cmd.c_str());
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = read_text(tmp + ".out");
+    r.err = read_text(tmp + ".err");
+    return r;
+}
+
+inline std::string conformance(const std::string &file) {
+    return std::string(BPG_SHARED_DIR) + "/conformance/onednn-graph-json/" + file;
+}
+
+} // namespace bpg::test
