@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs the Debian packages backprop-graph needs, only those missing.
+set -euo pipefail
+packages=(cmake make g++ libdnnl-dev libtbb-dev nlohmann-json3-dev libcli11-dev libbenchmark-dev libgtest-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all packages present"
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
