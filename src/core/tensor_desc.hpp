@@ -42,7 +42,11 @@ inline void store_from_double(void *base, data_type dt, int64_t offset, double v
         case data_type::f32: static_cast<float *>(base)[offset] = float(v); break;
         case data_type::bf16: static_cast<uint16_t *>(base)[offset] = kernels::f32_to_bf16(float(v)); break;
         case data_type::f16: static_cast<uint16_t *>(base)[offset] = kernels::f32_to_f16(float(v)); break;
-        case data_type::s32: static_cast<int32_t *>(base)[offset] = int32_t(v); break;
+        case data_type::s32: { // saturating; NaN -> 0 (a plain cast would be UB)
+            const double c = v != v ? 0.0 : (v < -2147483648.0 ? -2147483648.0 : (v > 2147483647.0 ? 2147483647.0 : v));
+            static_cast<int32_t *>(base)[offset] = int32_t(c);
+            break;
+        }
         default: break;
     }
 }

@@ -1,6 +1,7 @@
 // Element conversions between f32 and the 16-bit float formats, written out so
 // results are the same on every compiler and CPU: round-to-nearest-even, NaN
-// stays NaN (quiet), infinities and f16 subnormals are exact.
+// stays NaN (widening keeps the payload; narrowing makes it quiet so it cannot
+// turn into an infinity), infinities and f16 subnormals are exact.
 #pragma once
 
 #include <cstdint>

@@ -115,7 +115,10 @@ inline int64_t nearest_index(const source_coord &s, nearest_rounding r, int64_t 
     return clamp_index(v, in);
 }
 
-// The two inputs a linear-mode output element reads, and their weights.
+// The two inputs a linear-mode output element reads, and their weights. A
+// weight of exactly 0 (s on an integer, or clamped) means that tap is not
+// read: backends skip it, so a NaN or inf in diff_dst reaches only the
+// inputs whose weight is nonzero.
 struct linear_taps {
     int64_t i0 = 0, i1 = 0;
     double w0 = 1.0, w1 = 0.0;

@@ -93,14 +93,18 @@ void interpolate_bwd(const core::interpolate_bwd_problem &p, const void *diff_ds
                 for (int64_t c = 0; c < combos; ++c) {
                     int64_t at = base;
                     double w = g;
-                    for (size_t k = 0; k < nsp; ++k) {
+                    bool reads = true;
+                    for (size_t k = 0; k < nsp && reads; ++k) {
                         const int a = p.spatial_axes[k];
                         const int which = taps_per_axis == 1 ? 0 : int((c >> k) & 1);
                         const tap &t = tables[k][size_t(idx[a])][size_t(which)];
                         at += t.index * acc_strides[a];
                         w *= t.weight;
+                        // A zero weight means the forward output does not read
+                        // this input: a NaN/inf in diff_dst must not reach it.
+                        reads = t.weight != 0.0;
                     }
-                    acc[size_t(at)] += w;
+                    if (reads) acc[size_t(at)] += w;
                 }
             });
 

@@ -441,3 +441,26 @@ TEST(InterpolateRef, EmptyBatchDoesNothing) {
 
 } // namespace
 } // namespace bpg
+
+namespace bpg {
+namespace {
+
+// A NaN or inf in diff_dst reaches only the inputs its output reads with a
+// nonzero weight. align_corners 2 -> 3: output 0 sits exactly on input 0
+// (weight 0 on input 1), output 2 exactly on input 1.
+TEST(InterpolateRef, NonFiniteDiffDstReachesOnlyTheInputsItReads) {
+    auto p = problem_1d(interp_mode::linear, coord_mode::align_corners, rounding::round_prefer_ceil, 2, 3);
+    const double nan = std::nan(""), inf = INFINITY;
+    std::vector<double> out = run_bwd(p, {nan, 0.0, 0.0});
+    EXPECT_TRUE(std::isnan(out[0]));
+    EXPECT_EQ(out[1], 0.0);
+    out = run_bwd(p, {0.0, 0.0, inf});
+    EXPECT_EQ(out[0], 0.0);
+    EXPECT_EQ(out[1], inf);
+    // Output 1 (s = 0.5) reads both inputs.
+    out = run_bwd(p, {0.0, nan, 0.0});
+    EXPECT_TRUE(std::isnan(out[0]) && std::isnan(out[1]));
+}
+
+} // namespace
+} // namespace bpg
