@@ -86,6 +86,10 @@ const char *to_string(op::attr a);
 // Canonical names and the aliases of SEMANTICS.md; false when unknown.
 bool op_kind_from_string(const std::string &s, op::kind &k);
 bool attr_from_string(const std::string &s, op::attr &a);
+// Every op kind and attribute; every name accepted for a kind (canonical first).
+std::vector<op::kind> all_op_kinds();
+std::vector<op::attr> all_attrs();
+std::vector<std::string> op_kind_names(op::kind k);
 
 // Which implementation runs a compiled partition. auto_select applies the
 // library's dispatch rule; the others force a backend (an error if it cannot

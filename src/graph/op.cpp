@@ -94,6 +94,26 @@ bool op_kind_from_string(const std::string &s, op::kind &k) {
     return false;
 }
 
+std::vector<op::kind> all_op_kinds() {
+    std::vector<op::kind> v;
+    for (auto &kn : kind_names)
+        if (v.empty() || v.back() != kn.kind) v.push_back(kn.kind);
+    return v;
+}
+
+std::vector<op::attr> all_attrs() {
+    std::vector<op::attr> v;
+    for (auto &an : attr_names) v.push_back(an.attr);
+    return v;
+}
+
+std::vector<std::string> op_kind_names(op::kind k) {
+    std::vector<std::string> v;
+    for (auto &kn : kind_names)
+        if (kn.kind == k) v.push_back(kn.name);
+    return v;
+}
+
 const char *to_string(op::attr a) {
     for (auto &an : attr_names)
         if (an.attr == a) return an.name;

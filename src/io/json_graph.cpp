@@ -177,40 +177,22 @@ property_type parse_property(const json &j, const context &ctx, const std::strin
             "unknown property type " + in_quotes(s) + "; known: undef, variable, constant");
 }
 
-// The alias names of SEMANTICS.md, only to list them in messages; a test
-// checks each one is accepted by op_kind_from_string.
-const char *const kind_aliases[] = {
-        "InterpolateBackward", "BatchNormTrainingBackward", "BatchNormBackprop", "ReLUBackward"};
-
-// The enums are contiguous from 0, so to_string tells where they end.
-std::vector<op::kind> all_kinds() {
-    std::vector<op::kind> ks;
-    for (int i = 0; std::string(to_string(static_cast<op::kind>(i))) != "unknown"; ++i)
-        ks.push_back(static_cast<op::kind>(i));
-    return ks;
-}
-
 std::string known_kinds_text() {
     std::string text;
-    for (op::kind k : all_kinds()) {
-        std::vector<std::string> aliases;
-        for (const char *a : kind_aliases) {
-            op::kind ak;
-            if (op_kind_from_string(a, ak) && ak == k) aliases.push_back(a);
-        }
+    for (op::kind k : all_op_kinds()) {
+        const std::vector<std::string> names = op_kind_names(k); // canonical first
         if (!text.empty()) text += ", ";
-        text += to_string(k);
-        for (size_t i = 0; i < aliases.size(); ++i)
-            text += (i == 0 ? (aliases.size() == 1 ? " (alias " : " (aliases ") : ", ")
-                    + aliases[i] + (i + 1 == aliases.size() ? ")" : "");
+        text += names[0];
+        for (size_t i = 1; i < names.size(); ++i)
+            text += (i == 1 ? (names.size() == 2 ? " (alias " : " (aliases ") : ", ") + names[i]
+                    + (i + 1 == names.size() ? ")" : "");
     }
     return text;
 }
 
 std::string known_attrs_text() {
     std::string text;
-    for (int i = 0; std::string(to_string(static_cast<op::attr>(i))) != "unknown"; ++i)
-        text += (i ? ", " : "") + std::string(to_string(static_cast<op::attr>(i)));
+    for (op::attr a : all_attrs()) text += (text.empty() ? "" : ", ") + std::string(to_string(a));
     return text;
 }
 

@@ -16,9 +16,10 @@ struct npy_array {
     std::vector<uint8_t> data;  // element_count * item size bytes
 };
 
-// Throws bpg::error(invalid_argument) naming the file and the problem
-// (missing, truncated, bad magic or header, unsupported dtype or order,
-// data size that does not match the header).
+// Throws bpg::error naming the file and the problem: invalid_argument for a
+// malformed file (missing, truncated, bad magic or header, data size that does
+// not match the header), unimplemented for legal .npy features not supported
+// (fortran_order, big-endian, other dtypes, format version 4+).
 npy_array read_npy(const std::string &path);
 npy_array parse_npy(const std::vector<uint8_t> &bytes, const std::string &name);
 void write_npy(const std::string &path, const npy_array &a);

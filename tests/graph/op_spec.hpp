@@ -42,10 +42,13 @@ inline logical_tensor lt(size_t id, data_type dt, dims shape) {
 }
 
 struct verdict_row {
+    verdict_row(std::string n, std::function<void(op_spec &)> c, bool ok, status s = status::success,
+            std::vector<std::string> has = {})
+        : name(std::move(n)), change(std::move(c)), accepted(ok), code(s), message_has(std::move(has)) {}
     std::string name;
     std::function<void(op_spec &)> change;
     bool accepted;
-    status code = status::success;
+    status code;
     std::vector<std::string> message_has; // substrings the error message must contain
 };
 
