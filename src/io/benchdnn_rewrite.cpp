@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 #include <sstream>
+#include <type_traits>
 #include <unordered_map>
 
 #include "graph/op_schema.hpp"
@@ -27,25 +28,20 @@ std::vector<std::string> split(const std::string &s, char sep) {
     return parts;
 }
 
-int64_t parse_int(const std::string &knob, const std::string &s) {
+// A whole string as a number (std::stoll / std::stof must use every char).
+template <typename T> T parse_number(const std::string &knob, const std::string &s) {
     size_t used = 0;
-    int64_t v = 0;
+    T v = 0;
     try {
-        v = std::stoll(s, &used);
+        if constexpr (std::is_integral_v<T>) v = std::stoll(s, &used);
+        else v = std::stof(s, &used);
     } catch (...) { used = 0; }
-    if (s.empty() || used != s.size()) bad(knob, "\"" + s + "\" is not an integer");
+    if (s.empty() || used != s.size())
+        bad(knob, "\"" + s + "\" is not " + (std::is_integral_v<T> ? "an integer" : "a number"));
     return v;
 }
-
-float parse_float(const std::string &knob, const std::string &s) {
-    size_t used = 0;
-    float v = 0;
-    try {
-        v = std::stof(s, &used);
-    } catch (...) { used = 0; }
-    if (s.empty() || used != s.size()) bad(knob, "\"" + s + "\" is not a number");
-    return v;
-}
+int64_t parse_int(const std::string &knob, const std::string &s) { return parse_number<int64_t>(knob, s); }
+float parse_float(const std::string &knob, const std::string &s) { return parse_number<float>(knob, s); }
 
 dims parse_shape(const std::string &knob, const std::string &s) {
     dims d;

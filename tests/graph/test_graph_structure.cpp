@@ -1,6 +1,7 @@
 // Graph-level rules (ids, producers, cycles, lifecycle) and the partitioning
 // passes (ReLUBackprop -> BatchNormTrainingBackprop fusion).
 #include "graph/op_spec.hpp"
+#include "support/expect_error.hpp"
 
 namespace bpg::test {
 namespace {
@@ -21,26 +22,17 @@ op bn(size_t id, size_t src, size_t dd, size_t first_stat, size_t out, dims d = 
     return o;
 }
 
-template <typename F> void expect_error(F &&f, status code, const std::string &part) {
-    try {
-        f();
-        ADD_FAILURE() << "no error; expected " << to_string(code);
-    } catch (const error &e) {
-        EXPECT_EQ(e.code(), code) << e.what();
-        EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
-    }
-}
 
 TEST(GraphStructure, OpIdCollisionIsRejected) {
     graph g;
     g.add_op(relu(1, 0, 1, 2));
-    expect_error([&] { g.add_op(relu(1, 3, 4, 5)); }, status::invalid_graph, "op id 1 is already used");
+    expect_error([&] { g.add_op(relu(1, 3, 4, 5)); }, status::invalid_graph, {"op id 1 is already used"});
 }
 
 TEST(GraphStructure, TensorProducedTwiceIsRejected) {
     graph g;
     g.add_op(relu(1, 0, 1, 2));
-    expect_error([&] { g.add_op(relu(2, 3, 4, 2)); }, status::invalid_graph, "a tensor has at most one producer");
+    expect_error([&] { g.add_op(relu(2, 3, 4, 2)); }, status::invalid_graph, {"a tensor has at most one producer"});
 }
 
 TEST(GraphStructure, TensorIdReusedWithOtherDtypeOrShapeIsRejected) {
@@ -48,24 +40,24 @@ TEST(GraphStructure, TensorIdReusedWithOtherDtypeOrShapeIsRejected) {
     g.add_op(relu(1, 0, 1, 2));
     op other(2, K::ReLUBackprop, {lt(2, data_type::bf16, {1, 3, 4, 4}), lt(3, data_type::bf16, {1, 3, 4, 4})},
             {lt(4, data_type::bf16, {1, 3, 4, 4})});
-    expect_error([&] { g.add_op(other); }, status::invalid_graph, "tensor 2 has data type bf16");
-    expect_error([&] { g.add_op(relu(3, 2, 5, 6, {1, 3, 4, 5})); }, status::invalid_graph, "another shape");
+    expect_error([&] { g.add_op(other); }, status::invalid_graph, {"tensor 2 has data type bf16"});
+    expect_error([&] { g.add_op(relu(3, 2, 5, 6, {1, 3, 4, 5})); }, status::invalid_graph, {"another shape"});
 }
 
 TEST(GraphStructure, CycleIsRejectedAtFinalize) {
     graph g;
     g.add_op(relu(1, 0, 1, 2));
     g.add_op(relu(2, 2, 3, 0)); // consumes 2, produces 0 which op 1 consumes
-    expect_error([&] { g.finalize(); }, status::invalid_graph, "cycle");
+    expect_error([&] { g.finalize(); }, status::invalid_graph, {"cycle"});
 }
 
 TEST(GraphStructure, LifecycleErrors) {
     graph g;
-    expect_error([&] { g.finalize(); }, status::invalid_graph, "no ops");
-    expect_error([&] { (void)g.get_partitions(); }, status::invalid_graph, "finalize() first");
+    expect_error([&] { g.finalize(); }, status::invalid_graph, {"no ops"});
+    expect_error([&] { (void)g.get_partitions(); }, status::invalid_graph, {"finalize() first"});
     g.add_op(relu(1, 0, 1, 2));
     g.finalize();
-    expect_error([&] { g.add_op(relu(2, 3, 4, 5)); }, status::invalid_graph, "finalized");
+    expect_error([&] { g.add_op(relu(2, 3, 4, 5)); }, status::invalid_graph, {"finalized"});
 }
 
 TEST(GraphStructure, InputAndOutputTensors) {

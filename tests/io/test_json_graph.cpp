@@ -7,6 +7,8 @@
 #include <string>
 
 #include <gtest/gtest.h>
+
+#include "support/expect_error.hpp"
 #include <nlohmann/json.hpp>
 
 #include "bpg/json.hpp"
@@ -40,20 +42,7 @@ void expect_same_doc(const graph_document &a, const graph_document &b) {
 
 graph_document round_trip(const graph_document &doc) { return parse_graph_json(write_graph_json(doc)); }
 
-// Runs f, expects a bpg::error with status s whose message contains every
-// one of the given pieces.
-void expect_error(const std::function<void()> &f, status s,
-        std::initializer_list<std::string> pieces) {
-    try {
-        f();
-        ADD_FAILURE() << "no bpg::error thrown";
-    } catch (const error &e) {
-        EXPECT_EQ(to_string(e.code()), std::string(to_string(s))) << e.what();
-        for (const auto &p : pieces)
-            EXPECT_NE(std::string(e.what()).find(p), std::string::npos)
-                    << "message lacks [" << p << "]: " << e.what();
-    }
-}
+using test::expect_error;
 
 void expect_parse_error(const json &j, status s, std::initializer_list<std::string> pieces) {
     const std::string text = j.dump();

@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/expect_error.hpp"
+
 #include "io/npy.hpp"
 #include "kernels/dtype_convert.hpp"
 
@@ -18,18 +20,7 @@ namespace {
 using namespace bpg;
 using namespace bpg::io;
 
-void expect_error(const std::function<void()> &f, status s,
-        std::initializer_list<std::string> pieces) {
-    try {
-        f();
-        ADD_FAILURE() << "no bpg::error thrown";
-    } catch (const error &e) {
-        EXPECT_EQ(to_string(e.code()), std::string(to_string(s))) << e.what();
-        for (const auto &p : pieces)
-            EXPECT_NE(std::string(e.what()).find(p), std::string::npos)
-                    << "message lacks [" << p << "]: " << e.what();
-    }
-}
+using test::expect_error;
 
 template <typename T> std::vector<uint8_t> bytes_of(const std::vector<T> &v) {
     std::vector<uint8_t> b(v.size() * sizeof(T));

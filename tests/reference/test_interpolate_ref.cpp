@@ -266,11 +266,12 @@ const coord_mode all_coords[] = {coord_mode::half_pixel, coord_mode::align_corne
         coord_mode::asymmetric, coord_mode::pytorch_half_pixel,
         coord_mode::tf_half_pixel_for_nn, coord_mode::pixel_offsets};
 
-// (src, dst) spatial shapes for 1, 2 and 3 axes: up, down, odd, size 1, equal.
+// (src, dst) spatial shapes for 1 to 4 axes: up, down, odd, size 1, equal.
 const std::vector<std::pair<dims, dims>> spatial_shapes = {
         {{3}, {7}}, {{7}, {3}}, {{5}, {5}}, {{1}, {4}}, {{4}, {1}},
         {{3, 4}, {5, 2}}, {{1, 5}, {3, 1}}, {{4, 4}, {4, 4}}, {{2, 3}, {6, 9}},
         {{2, 3, 1}, {3, 1, 2}}, {{3, 2, 2}, {2, 4, 1}},
+        {{2, 1, 3, 2}, {3, 2, 1, 3}},
 };
 
 dims full_shape(layout fmt, int64_t n, int64_t c, const dims &spatial) {
@@ -356,7 +357,7 @@ TEST(InterpolateRef, BackwardIsAdjointOfForwardEveryModeLayoutAndRank) {
                     check_adjoint(sweep_problem(k, coord, fmt, sh.first, sh.second), rng);
                     ++checked;
                 }
-    EXPECT_EQ(checked, 5 * 6 * 2 * 11);
+    EXPECT_EQ(checked, 5 * 6 * 2 * spatial_shapes.size());
 }
 
 // ---- Strides and dtypes --------------------------------------------------------
