@@ -11,9 +11,9 @@
 #include <memory>
 
 #include <CLI/CLI.hpp>
-#include <tbb/global_control.h>
 
 #include "bpg/json.hpp"
+#include "bpg/threading.hpp"
 #include "graph_runner.hpp"
 #include "io/benchdnn_rewrite.hpp"
 
@@ -33,10 +33,8 @@ std::string join(const std::vector<size_t> &v) {
 
 int run(const cli_options &o) {
     using namespace bpg;
-    std::unique_ptr<tbb::global_control> threads;
     if (o.threads < 0) throw error(status::invalid_argument, "--threads must be >= 1");
-    if (o.threads > 0)
-        threads = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, size_t(o.threads));
+    set_max_threads(o.threads);
 
     tools::run_options ro;
     if (!backend_from_string(o.backend, ro.backend))
@@ -90,7 +88,7 @@ int main(int argc, char **argv) {
     app.add_option("--inputs", o.inputs_dir, "read graph input K from DIR/K.npy when present");
     app.add_option("--outputs", o.outputs_dir, "write graph output K to DIR/K.npy");
     app.add_option("--backend", o.backend, "auto (dispatch rule), ref, tbb or dnnl");
-    app.add_option("--threads", o.threads, "oneTBB threads (default: all cores)");
+    app.add_option("--threads", o.threads, "threads of every backend (default: all cores)");
     app.add_option("--repeat", o.repeat, "timed executions per partition (median printed)");
     app.add_flag("--no-check", o.no_check, "skip the comparison with the reference backend");
     app.add_option("--dt", o.dt, "benchdnn rewrite: data type of floating data tensors");
