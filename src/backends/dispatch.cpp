@@ -2,14 +2,16 @@
 #include "backends/backend.hpp"
 
 #include "backends/ref/ref_backend.hpp"
+#include "backends/tbb/tbb_backend.hpp"
 
 namespace bpg::backends {
 
 const std::vector<const backend *> &registered_backends() {
     // Order = preference for auto_select. Fast backends are added before
     // the reference, which claims whatever is left.
+    static const tbb_backend_impl tbb;
     static const ref_backend ref;
-    static const std::vector<const backend *> all {&ref};
+    static const std::vector<const backend *> all {&tbb, &ref};
     return all;
 }
 

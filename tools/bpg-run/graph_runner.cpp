@@ -23,23 +23,23 @@ double now_ms() {
     return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
 }
 
-// Largest absolute and relative difference of two tensors of one layout.
-// A NaN/inf in one but not the other counts as an infinite error.
+// Largest absolute difference of two tensors of one layout, and that
+// difference relative to the largest reference magnitude (an element-wise
+// ratio would blow up where the reference is near 0 by cancellation). A
+// NaN/inf in one but not the other counts as an infinite error.
 void compare(const host_buffer &got, const host_buffer &want, double &abs_err, double &rel_err) {
     const logical_tensor &lt = got.lt();
+    double scale = 0, err = 0;
     core::for_each_index(lt.get_dims(), lt.get_strides(), [&](const dims &, int64_t off) {
         const double a = core::load_as_double(got.data(), lt.get_data_type(), off);
         const double b = core::load_as_double(want.data(), lt.get_data_type(), off);
-        if (std::isnan(a) && std::isnan(b)) return;
-        if (a == b) return; // also equal infinities
+        if (std::isfinite(b)) scale = std::max(scale, std::abs(b));
+        if ((std::isnan(a) && std::isnan(b)) || a == b) return; // a == b: also equal infinities
         const double d = std::abs(a - b);
-        if (!std::isfinite(d)) {
-            abs_err = rel_err = INFINITY;
-            return;
-        }
-        abs_err = std::max(abs_err, d);
-        rel_err = std::max(rel_err, d / std::max(std::abs(b), 1e-30));
+        err = std::isfinite(d) ? std::max(err, d) : INFINITY;
     });
+    abs_err = std::max(abs_err, err);
+    rel_err = std::max(rel_err, err == 0 ? 0.0 : err / std::max(scale, 1e-300));
 }
 
 } // namespace

@@ -70,7 +70,7 @@ int run(const cli_options &o) {
         total += p.median_ms;
         std::printf("partition %zu %-16s ops [%s] ran on %-4s %9.3f ms (median of %d, min %.3f)", p.id,
                 p.pattern.c_str(), join(p.ops).c_str(), p.backend.c_str(), p.median_ms, ro.repeat, p.min_ms);
-        if (p.checked) std::printf("  max|err| vs ref %.3g (rel %.3g)", p.max_abs_err, p.max_rel_err);
+        if (p.checked) std::printf("  max|err| vs ref %.3g (%.3g of max|ref|)", p.max_abs_err, p.max_rel_err);
         std::printf("\n    %s\n", p.description.c_str());
     }
     std::printf("total: %.3f ms\n", total);

@@ -1,0 +1,58 @@
+// How the oneTBB InterpolateBackprop kernel walks a problem, decided once at
+// compile: the math (per-axis gather tables from kernels/interp_tables.hpp)
+// apart from the schedule (layout mode, levels, task split).
+//
+// The kernel sees each tensor as planes of spatial positions. Two layouts run
+// without a copy:
+//   vector mode  C has stride 1 in both tensors: a position is a run of C
+//                floats (NXC, or NCX data with channels-last strides);
+//                planes are the N images.
+//   planar mode  the innermost spatial axis has stride 1 in both tensors:
+//                a run is a row (NCX); planes are the N*C images.
+// Other strides are refused here (the partition then runs elsewhere).
+//
+// Separable, outermost axis first: level k (k < last) accumulates, for one
+// input index of axis k, the slices of the outputs that read it into a dense
+// f32 scratch (axes k+1.. still at output resolution); the last level gathers
+// the innermost axis and writes diff_src. Each diff_src element is summed by
+// one task, its taps in increasing output order: no atomics, and the same bits
+// for any split of the work, hence for any number of threads.
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "core/problems.hpp"
+#include "kernels/interp_tables.hpp"
+
+namespace bpg::tbb_backend {
+
+struct interp_plan {
+    data_type dt = data_type::f32;
+    bool vector_mode = false;
+    int nsp = 0;                             // spatial axes, outermost first
+    std::vector<kernels::axis_gather> axes;  // one per spatial axis
+    std::array<int64_t, 4> in {}, out {};    // sizes per spatial axis
+    std::array<int64_t, 4> dd_sp {}, ds_sp {}; // element strides of the spatial axes
+    int64_t n_count = 0, c_count = 1;        // planes = n_count * c_count (c_count = 1 in vector mode)
+    int64_t dd_n = 0, dd_c = 0, ds_n = 0, ds_c = 0;
+    int64_t run = 1;                         // contiguous run: C (vector) or out[last] (planar)
+    // Level k < last: the dense scratch holds rows[k] runs (axes k+1..last at
+    // output resolution, the run axis excluded); in dd those runs start at
+    // dd_rows[k][r] from the slice start (only level 0 reads dd).
+    std::array<int64_t, 4> rows {};
+    std::vector<int64_t> dd_rows0;
+    // Floats of one level-k slice (= its accumulator): rows[k] * run. Level
+    // k+1 < last finds output o of its axis at o * slice_floats[k+1] in it.
+    std::array<int64_t, 4> slice_floats {};
+    int64_t min_block = 4; // smallest number of axis-0 inputs per task
+};
+
+// Empty string and a filled plan when the kernel runs the problem; else why not.
+std::string make_interp_plan(const core::interpolate_bwd_problem &p, interp_plan &plan);
+
+// Runs the plan with oneTBB on the current task arena.
+void run_interp_plan(const interp_plan &plan, const void *diff_dst, void *diff_src);
+
+} // namespace bpg::tbb_backend

@@ -1,0 +1,229 @@
+// Execution of an interp_plan (see interpolate_plan.hpp for the scheme).
+// The per-task body is compiled for several instruction sets (target_clones)
+// so the f32 loops are vectorized with AVX-512 or AVX2 where the CPU has them.
+#include <algorithm>
+#include <vector>
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include "backends/tbb/convert_rows.hpp"
+#include "backends/tbb/interpolate_plan.hpp"
+
+namespace bpg::tbb_backend {
+
+namespace {
+
+#define BPG_ALWAYS_INLINE inline __attribute__((always_inline))
+
+BPG_ALWAYS_INLINE void axpy(float *acc, float w, const float *x, int64_t n) {
+    for (int64_t j = 0; j < n; ++j) acc[j] += w * x[j];
+}
+
+// Level-0 slices of a 16-bit diff_dst, converted to f32 once each and kept in
+// a few slots: consecutive inputs share most of their outputs.
+struct converted_slices {
+    int64_t floats = 0;
+    std::vector<float> data;
+    std::vector<int64_t> holds; // output index in each slot, -1 = empty
+    void reset(int64_t slot_floats, int64_t slots) {
+        floats = slot_floats;
+        data.resize(size_t(slot_floats * slots));
+        holds.assign(size_t(slots), -1);
+    }
+    template <typename Load> const float *get(int64_t o, Load &&load) {
+        const size_t s = size_t(o % int64_t(holds.size()));
+        float *slot = data.data() + int64_t(s) * floats;
+        if (holds[s] != o) {
+            load(slot);
+            holds[s] = o;
+        }
+        return slot;
+    }
+};
+
+// Everything one task needs besides the plan; allocated once per chunk of tasks.
+struct scratch {
+    std::array<std::vector<float>, 4> acc; // accumulator of level k
+    std::vector<float> out;                // final level result before storing
+    converted_slices ring;
+    void prepare(const interp_plan &p) {
+        const int last = p.nsp - 1;
+        for (int k = 0; k < last; ++k) acc[size_t(k)].resize(size_t(p.slice_floats[size_t(k)]));
+        out.resize(size_t(std::max(p.vector_mode ? p.run : p.in[size_t(last)], int64_t(1))));
+        // Slots: every output one input reads, plus one (capped at ~4 MB).
+        const kernels::axis_gather &g = p.axes[0];
+        int64_t span = 1;
+        for (int64_t i = 0; i < g.in; ++i)
+            if (g.begin[size_t(i) + 1] > g.begin[size_t(i)])
+                span = std::max(span, g.output[size_t(g.begin[size_t(i) + 1] - 1)] - g.output[size_t(g.begin[size_t(i)])] + 1);
+        const int64_t slot = last > 0 ? p.slice_floats[0] : (p.vector_mode ? p.run : p.out[0]);
+        const int64_t budget = std::max<int64_t>(1, (int64_t(4) << 20) / std::max<int64_t>(slot * 4, 1));
+        ring.reset(slot, last == 0 && !p.vector_mode ? 1 : std::min(span + 1, budget));
+    }
+};
+
+template <typename T> struct task {
+    const interp_plan &p;
+    scratch &s;
+    const T *dd; // this plane
+    T *ds;       // this plane
+
+    // The last (innermost) level from a dense f32 source: vector runs of
+    // p.run floats at o * p.run, or one row of out[last] floats.
+    BPG_ALWAYS_INLINE void final_level(const float *src, T *dst) {
+        const int last = p.nsp - 1;
+        const kernels::axis_gather &g = p.axes[size_t(last)];
+        float *o = s.out.data();
+        if (p.vector_mode) {
+            for (int64_t i = 0; i < g.in; ++i) {
+                std::fill(o, o + p.run, 0.f);
+                for (int64_t t = g.begin[size_t(i)]; t < g.begin[size_t(i) + 1]; ++t)
+                    axpy(o, g.weight[size_t(t)], src + g.output[size_t(t)] * p.run, p.run);
+                row_io<T>::store(o, dst + i * p.ds_sp[size_t(last)], p.run);
+            }
+        } else {
+            for (int64_t i = 0; i < g.in; ++i) {
+                float acc = 0.f;
+                for (int64_t t = g.begin[size_t(i)]; t < g.begin[size_t(i) + 1]; ++t)
+                    acc += g.weight[size_t(t)] * src[g.output[size_t(t)]];
+                o[i] = acc;
+            }
+            row_io<T>::store(o, dst, g.in);
+        }
+    }
+
+    // Levels 1..last from the dense accumulator of the level above.
+    template <int K> BPG_ALWAYS_INLINE void level(const float *src, T *dst) {
+        if constexpr (K < 4) {
+            if (K == p.nsp - 1) return final_level(src, dst);
+            if constexpr (K + 1 < 4) {
+                const kernels::axis_gather &g = p.axes[K];
+                float *acc = s.acc[K].data();
+                const int64_t n = p.slice_floats[K];
+                for (int64_t i = 0; i < g.in; ++i) {
+                    std::fill(acc, acc + n, 0.f);
+                    for (int64_t t = g.begin[size_t(i)]; t < g.begin[size_t(i) + 1]; ++t)
+                        axpy(acc, g.weight[size_t(t)], src + g.output[size_t(t)] * n, n);
+                    level<K + 1>(acc, dst + i * p.ds_sp[K]);
+                }
+            }
+        }
+    }
+
+    // A level-0 slice of diff_dst as f32: in place for f32 data when its runs
+    // are contiguous, else gathered (and converted) into a ring slot.
+    BPG_ALWAYS_INLINE const float *slice0(int64_t o, bool contiguous) {
+        const T *base = dd + o * p.dd_sp[0];
+        if constexpr (std::is_same_v<T, float>)
+            if (contiguous) return base;
+        return s.ring.get(o, [&](float *slot) {
+            for (size_t r = 0; r < p.dd_rows0.size(); ++r)
+                row_io<T>::load(base + p.dd_rows0[r], slot + int64_t(r) * p.run, p.run);
+        });
+    }
+
+    // Level 0 for inputs [ia, ib) of axis 0.
+    BPG_ALWAYS_INLINE void run(int64_t ia, int64_t ib) {
+        const kernels::axis_gather &g = p.axes[0];
+        if (p.nsp == 1) return level0_is_last(ia, ib);
+        bool contiguous = true; // the slice's runs follow each other in diff_dst
+        for (size_t r = 0; r < p.dd_rows0.size(); ++r) contiguous = contiguous && p.dd_rows0[r] == int64_t(r) * p.run;
+        float *acc = s.acc[0].data();
+        const int64_t n = p.slice_floats[0];
+        for (int64_t i = ia; i < ib; ++i) {
+            std::fill(acc, acc + n, 0.f);
+            for (int64_t t = g.begin[size_t(i)]; t < g.begin[size_t(i) + 1]; ++t) {
+                const int64_t o = g.output[size_t(t)];
+                const float w = g.weight[size_t(t)];
+                if (std::is_same_v<T, float> && !contiguous) {
+                    const T *base = dd + o * p.dd_sp[0];
+                    for (size_t r = 0; r < p.dd_rows0.size(); ++r)
+                        axpy(acc + int64_t(r) * p.run, w, reinterpret_cast<const float *>(base + p.dd_rows0[r]), p.run);
+                } else {
+                    axpy(acc, w, slice0(o, contiguous), n);
+                }
+            }
+            level<1>(acc, ds + i * p.ds_sp[0]);
+        }
+    }
+
+    // One spatial axis: level 0 is the last level and reads diff_dst itself.
+    BPG_ALWAYS_INLINE void level0_is_last(int64_t ia, int64_t ib) {
+        const kernels::axis_gather &g = p.axes[0];
+        float *o = s.out.data();
+        if (p.vector_mode) {
+            for (int64_t i = ia; i < ib; ++i) {
+                std::fill(o, o + p.run, 0.f);
+                for (int64_t t = g.begin[size_t(i)]; t < g.begin[size_t(i) + 1]; ++t) {
+                    const int64_t out = g.output[size_t(t)];
+                    const T *run = dd + out * p.dd_sp[0];
+                    const float *x;
+                    if constexpr (std::is_same_v<T, float>) x = run;
+                    else x = s.ring.get(out, [&](float *slot) { row_io<T>::load(run, slot, p.run); });
+                    axpy(o, g.weight[size_t(t)], x, p.run);
+                }
+                row_io<T>::store(o, ds + i * p.ds_sp[0], p.run);
+            }
+            return;
+        }
+        // Planar: the whole row of diff_dst, as f32 (converted once), then gather.
+        const float *row;
+        if constexpr (std::is_same_v<T, float>) row = dd;
+        else row = s.ring.get(0, [&](float *slot) { row_io<T>::load(dd, slot, p.out[0]); });
+        for (int64_t i = ia; i < ib; ++i) {
+            float acc = 0.f;
+            for (int64_t t = g.begin[size_t(i)]; t < g.begin[size_t(i) + 1]; ++t)
+                acc += g.weight[size_t(t)] * row[g.output[size_t(t)]];
+            o[i - ia] = acc;
+        }
+        row_io<T>::store(o, ds + ia, ib - ia);
+    }
+};
+
+// Tasks [t0, t1): task t is block t % blocks of plane t / blocks.
+template <typename T>
+BPG_ALWAYS_INLINE void run_tasks(const interp_plan &p, const T *dd, T *ds, int64_t blocks, int64_t t0, int64_t t1) {
+    scratch s;
+    s.prepare(p);
+    const int64_t in0 = p.in[0];
+    for (int64_t t = t0; t < t1; ++t) {
+        const int64_t plane = t / blocks, b = t % blocks;
+        const int64_t n = plane / p.c_count, c = plane % p.c_count;
+        // Ring slots hold slices of one plane only.
+        std::fill(s.ring.holds.begin(), s.ring.holds.end(), -1);
+        task<T> k {p, s, dd + n * p.dd_n + c * p.dd_c, ds + n * p.ds_n + c * p.ds_c};
+        k.run(b * in0 / blocks, (b + 1) * in0 / blocks);
+    }
+}
+
+#define BPG_CLONES __attribute__((target_clones("arch=skylake-avx512", "arch=haswell", "default")))
+BPG_CLONES void run_tasks_f32(const interp_plan &p, const void *dd, void *ds, int64_t blocks, int64_t t0, int64_t t1) {
+    run_tasks(p, static_cast<const float *>(dd), static_cast<float *>(ds), blocks, t0, t1);
+}
+BPG_CLONES void run_tasks_bf16(const interp_plan &p, const void *dd, void *ds, int64_t blocks, int64_t t0, int64_t t1) {
+    run_tasks(p, static_cast<const bf16_t *>(dd), static_cast<bf16_t *>(ds), blocks, t0, t1);
+}
+BPG_CLONES void run_tasks_f16(const interp_plan &p, const void *dd, void *ds, int64_t blocks, int64_t t0, int64_t t1) {
+    run_tasks(p, static_cast<const f16_t *>(dd), static_cast<f16_t *>(ds), blocks, t0, t1);
+}
+
+} // namespace
+
+void run_interp_plan(const interp_plan &p, const void *diff_dst, void *diff_src) {
+    const int64_t planes = p.n_count * p.c_count;
+    if (planes == 0 || p.in[0] == 0) return;
+    // Enough tasks for every thread even when planes are few (NXC with N = 1);
+    // the split never changes results (see interpolate_plan.hpp).
+    const int64_t threads = tbb::this_task_arena::max_concurrency();
+    const int64_t want = 8 * threads;
+    const int64_t blocks = planes >= want
+            ? 1
+            : std::max<int64_t>(1, std::min((want + planes - 1) / planes, p.in[0] / p.min_block));
+    auto body = p.dt == data_type::f32 ? run_tasks_f32 : p.dt == data_type::bf16 ? run_tasks_bf16 : run_tasks_f16;
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, planes * blocks),
+            [&](const tbb::blocked_range<int64_t> &r) { body(p, diff_dst, diff_src, blocks, r.begin(), r.end()); });
+}
+
+} // namespace bpg::tbb_backend

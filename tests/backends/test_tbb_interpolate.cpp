@@ -1,0 +1,159 @@
+// The oneTBB InterpolateBackprop kernels against the reference backend on
+// random small shapes (size 1, in == out, up, down, odd, prime), every mode,
+// coordinate mode and nearest mode, the DirectML pixel offsets, NCX, NXC and
+// NCX with channels-last strides, f32 / bf16 / f16, 1 to 4 spatial axes; and
+// the same bits for any number of threads.
+#include <cmath>
+#include <random>
+
+#include <gtest/gtest.h>
+#include <tbb/task_arena.h>
+
+#include "support/interp_case.hpp"
+
+namespace bpg::test {
+namespace {
+
+const char *const coords[] = {"half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel", "tf_half_pixel_for_nn"};
+const char *const roundings[] = {"round_prefer_ceil", "round_prefer_floor", "floor", "ceil"};
+
+// Spatial size pairs (in, out) that cover the interesting ratios.
+const std::pair<int64_t, int64_t> sizes[] = {{1, 1}, {1, 5}, {5, 1}, {4, 4}, {3, 7}, {7, 3}, {4, 8}, {8, 4}, {5, 13}, {13, 5}, {2, 3}, {6, 11}};
+
+interp_case random_case(std::mt19937 &rng, int nsp, data_type dt, const std::string &mode, int layout_kind) {
+    interp_case c;
+    c.mode = mode;
+    c.dt = dt;
+    c.nxc = layout_kind == 1;
+    c.channels_last_strides = layout_kind == 2;
+    std::uniform_int_distribution<int> pick(0, int(std::size(sizes)) - 1), small(1, 3);
+    const int64_t n = small(rng), ch = std::uniform_int_distribution<int>(1, 5)(rng);
+    dims sp_in, sp_out;
+    for (int k = 0; k < nsp; ++k) {
+        auto [i, o] = sizes[pick(rng)];
+        if (nsp >= 3) { i = std::min<int64_t>(i, 5); o = std::min<int64_t>(o, 6); }
+        sp_in.push_back(i);
+        sp_out.push_back(o);
+    }
+    auto full = [&](const dims &sp) {
+        dims d {n};
+        if (!c.nxc) d.push_back(ch);
+        d.insert(d.end(), sp.begin(), sp.end());
+        if (c.nxc) d.push_back(ch);
+        return d;
+    };
+    c.src = full(sp_in);
+    c.dst = full(sp_out);
+    return c;
+}
+
+// |tbb - ref| <= tolerance: f32 sums in another order; 16-bit results may
+// round to a neighbouring value.
+void expect_close(const std::vector<float> &got, const std::vector<float> &want, data_type dt, const std::string &what) {
+    ASSERT_EQ(got.size(), want.size()) << what;
+    float scale = 0.f;
+    for (float v : want) scale = std::max(scale, std::abs(v));
+    const float rel = dt == data_type::f32 ? 0.f : dt == data_type::bf16 ? 1.f / 128 : 1.f / 1024;
+    int bad = 0;
+    for (size_t i = 0; i < got.size() && bad < 5; ++i) {
+        const float tol = 1e-6f * scale + rel * std::abs(want[i]) + 1e-30f;
+        if (!(std::abs(got[i] - want[i]) <= tol)) {
+            ++bad;
+            ADD_FAILURE() << what << ": element " << i << " tbb " << got[i] << " ref " << want[i];
+        }
+    }
+}
+
+void check_against_reference(const interp_case &c, uint32_t seed) {
+    const auto dd = diff_dst_values(c, seed);
+    expect_close(run_interp(c, backend_kind::tbb, dd), run_interp(c, backend_kind::ref, dd), c.dt, c.name());
+}
+
+TEST(TbbInterpolate, MatchesReferenceForEveryModeLayoutAndDtype) {
+    std::mt19937 rng(2024);
+    int cases = 0;
+    for (data_type dt : {data_type::f32, data_type::bf16, data_type::f16})
+        for (int layout_kind = 0; layout_kind < 3; ++layout_kind)
+            for (int nsp = 1; nsp <= 4; ++nsp) {
+                for (const char *coord : coords)
+                    for (const char *mode : {"linear", "nearest"}) {
+                        interp_case c = random_case(rng, nsp, dt, mode, layout_kind);
+                        c.coord = coord;
+                        if (std::string(mode) == "nearest") c.nearest_mode = roundings[cases % 4];
+                        check_against_reference(c, uint32_t(cases++));
+                    }
+                for (const char *mode : {"linear", "nearest"}) { // DirectML pixel offsets
+                    interp_case c = random_case(rng, nsp, dt, mode, layout_kind);
+                    const int r = int(c.src.size());
+                    for (int a = c.nxc ? 1 : 2; a < (c.nxc ? r - 1 : r); ++a) {
+                        const float in = float(c.src[size_t(a)]), out = float(c.dst[size_t(a)]);
+                        c.dst[size_t(a)] = int64_t(std::floor(in * (out / in)));
+                        c.scales.push_back(out / in);
+                        c.in_offsets.push_back(0.25f);
+                        c.out_offsets.push_back(-0.5f);
+                    }
+                    // The output size of a scale is floor(in * scale): recompute dst to match.
+                    for (int a = c.nxc ? 1 : 2, k = 0; a < (c.nxc ? r - 1 : r); ++a, ++k)
+                        c.dst[size_t(a)] = int64_t(std::floor(double(c.src[size_t(a)]) * double(c.scales[size_t(k)])));
+                    bool empty = false;
+                    for (dim d : c.dst) empty = empty || d == 0;
+                    if (empty) continue;
+                    check_against_reference(c, uint32_t(cases++));
+                }
+            }
+    EXPECT_GT(cases, 300);
+}
+
+// Every nearest rounding with exact ties (in = 2, out = 4 and 3 -> 2 give
+// s = k + 1/2 under half_pixel), on both layouts.
+TEST(TbbInterpolate, NearestTiesMatchReferenceExactly) {
+    for (const char *r : roundings)
+        for (bool nxc : {false, true})
+            for (auto [in, out] : {std::pair<int64_t, int64_t> {2, 4}, {3, 2}, {2, 3}, {5, 10}}) {
+                interp_case c;
+                c.mode = "nearest";
+                c.nearest_mode = r;
+                c.nxc = nxc;
+                c.src = nxc ? dims {1, in, in, 3} : dims {1, 3, in, in};
+                c.dst = nxc ? dims {1, out, out, 3} : dims {1, 3, out, out};
+                const auto dd = diff_dst_values(c, 7);
+                EXPECT_EQ(run_interp(c, backend_kind::tbb, dd), run_interp(c, backend_kind::ref, dd)) << c.name();
+            }
+}
+
+// Results do not depend on the number of threads: the same bits from arenas
+// of 1, 2, 3 and 8 threads, for shapes where the work is split inside planes
+// (few planes) and across planes (many).
+TEST(TbbInterpolate, SameBitsForAnyThreadCount) {
+    std::vector<interp_case> cases(3);
+    cases[0].nxc = true, cases[0].src = {1, 37, 29, 16}, cases[0].dst = {1, 74, 61, 16};
+    cases[1].src = {2, 24, 19, 23}, cases[1].dst = {2, 24, 40, 45};
+    cases[2].nxc = true, cases[2].mode = "nearest", cases[2].src = {1, 9, 10, 11, 8}, cases[2].dst = {1, 17, 20, 5, 8};
+    for (const interp_case &c : cases) {
+        const auto dd = diff_dst_values(c, 3);
+        std::vector<float> first;
+        for (int threads : {1, 2, 3, 8}) {
+            tbb::task_arena arena(threads);
+            std::vector<float> got;
+            arena.execute([&] { got = run_interp(c, backend_kind::tbb, dd); });
+            if (first.empty()) first = got;
+            else EXPECT_EQ(0, std::memcmp(first.data(), got.data(), got.size() * 4)) << c.name() << " threads " << threads;
+        }
+    }
+}
+
+// NaN/inf in diff_dst reach only the inputs that read them with a nonzero
+// weight, as in the reference.
+TEST(TbbInterpolate, NonFiniteValuesReachOnlyTheirReaders) {
+    interp_case c;
+    c.coord = "align_corners";
+    c.src = {1, 1, 1, 2};
+    c.dst = {1, 1, 1, 3};
+    const float nan = std::nanf("");
+    auto got = run_interp(c, backend_kind::tbb, {nan, 0.f, 0.f});
+    EXPECT_TRUE(std::isnan(got[0]));
+    EXPECT_EQ(got[1], 0.f);
+}
+
+} // namespace
+} // namespace bpg::test

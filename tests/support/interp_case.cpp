@@ -1,0 +1,82 @@
+#include "support/interp_case.hpp"
+
+#include <numeric>
+
+#include "kernels/dtype_convert.hpp"
+
+namespace bpg::test {
+
+std::string interp_case::name() const {
+    auto shape = [](const dims &d) {
+        std::string s;
+        for (dim x : d) s += (s.empty() ? "" : "x") + std::to_string(x);
+        return s;
+    };
+    return mode + "/" + (scales.empty() ? coord : "pixel_offsets") + (mode == "nearest" ? "/" + nearest_mode : "")
+            + (nxc ? "/NXC" : channels_last_strides ? "/NCX-acdb" : "/NCX") + "/" + to_string(dt) + " "
+            + shape(src) + " <- " + shape(dst);
+}
+
+dims layout_strides(const dims &shape, bool channels_last) {
+    if (!channels_last || shape.size() < 3) return dense_strides(shape);
+    std::vector<int> order {0};
+    for (int a = 2; a < int(shape.size()); ++a) order.push_back(a);
+    order.push_back(1);
+    dims s(shape.size());
+    int64_t acc = 1;
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+        s[size_t(*it)] = acc;
+        acc *= std::max<int64_t>(shape[size_t(*it)], 1);
+    }
+    return s;
+}
+
+std::vector<float> diff_dst_values(const interp_case &c, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::uniform_int_distribution<int> k(-128, 128);
+    std::vector<float> v(size_t(std::accumulate(c.dst.begin(), c.dst.end(), int64_t(1), std::multiplies<>())));
+    for (float &x : v) x = float(k(rng)) / 64.f;
+    return v;
+}
+
+std::vector<float> run_interp(const interp_case &c, backend_kind b, const std::vector<float> &dd_values) {
+    const logical_tensor src(0, c.dt, c.src, layout_strides(c.src, c.channels_last_strides));
+    const logical_tensor dd(1, c.dt, c.dst, layout_strides(c.dst, c.channels_last_strides));
+    const logical_tensor ds(2, c.dt, c.src, layout_strides(c.src, c.channels_last_strides));
+    op o(0, op::kind::InterpolateBackprop, {src, dd}, {ds});
+    o.set_attr(op::attr::mode, c.mode).set_attr(op::attr::data_format, c.nxc ? "NXC" : "NCX");
+    o.set_attr(op::attr::nearest_mode, c.nearest_mode);
+    if (c.scales.empty()) {
+        dims sizes;
+        const int r = int(c.dst.size());
+        for (int a = c.nxc ? 1 : 2; a < (c.nxc ? r - 1 : r); ++a) sizes.push_back(c.dst[size_t(a)]);
+        o.set_attr(op::attr::sizes, std::vector<int64_t>(sizes.begin(), sizes.end()));
+        o.set_attr(op::attr::coordinate_transformation_mode, c.coord);
+    } else {
+        o.set_attr(op::attr::scales, c.scales)
+                .set_attr(op::attr::input_pixel_offsets, c.in_offsets)
+                .set_attr(op::attr::output_pixel_offsets, c.out_offsets);
+    }
+    graph g;
+    g.add_op(o);
+    g.finalize();
+    partition p = g.get_partitions().at(0);
+    engine e;
+    compile_options opts;
+    opts.backend = b;
+    compiled_partition cp = p.compile({src, dd}, {ds}, e, opts);
+
+    std::vector<char> dd_buf(dd.get_mem_size() + 1), src_buf(src.get_mem_size() + 1), ds_buf(ds.get_mem_size() + 1);
+    size_t k = 0;
+    core::for_each_index(dd.get_dims(), dd.get_strides(),
+            [&](const dims &, int64_t off) { core::store_from_double(dd_buf.data(), c.dt, off, dd_values[k++]); });
+    stream s(e);
+    cp.execute(s, {tensor(src, e, src_buf.data()), tensor(dd, e, dd_buf.data())}, {tensor(ds, e, ds_buf.data())});
+    std::vector<float> out;
+    core::for_each_index(ds.get_dims(), ds.get_strides(), [&](const dims &, int64_t off) {
+        out.push_back(float(core::load_as_double(ds_buf.data(), c.dt, off)));
+    });
+    return out;
+}
+
+} // namespace bpg::test

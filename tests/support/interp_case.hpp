@@ -1,0 +1,37 @@
+// Builds, compiles and runs one InterpolateBackprop op through the public API
+// on a chosen backend, for kernel-vs-reference tests.
+#pragma once
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bpg/graph.hpp"
+#include "core/tensor_desc.hpp"
+
+namespace bpg::test {
+
+struct interp_case {
+    std::string mode = "linear";          // nearest | linear
+    std::string coord = "half_pixel";     // or "" with pixel offsets
+    std::string nearest_mode = "round_prefer_ceil";
+    bool nxc = false;                     // data_format
+    bool channels_last_strides = false;   // NCX data laid out channels-last
+    data_type dt = data_type::f32;
+    dims src, dst;                        // full logical shapes
+    std::vector<float> scales, in_offsets, out_offsets; // pixel-offset mode when set
+
+    std::string name() const;
+};
+
+// Strides of a logical shape; with channels_last, axis 1 (C of NCX) innermost.
+dims layout_strides(const dims &shape, bool channels_last);
+
+// diff_dst values: k/64, exact in every dtype; seeded by the case.
+std::vector<float> diff_dst_values(const interp_case &c, uint32_t seed);
+
+// Runs the case on backend b; returns diff_src as f32 in C order.
+std::vector<float> run_interp(const interp_case &c, backend_kind b, const std::vector<float> &dd_values);
+
+} // namespace bpg::test
