@@ -9,7 +9,7 @@ namespace bpg::tbb_backend {
 // bf16 is the top half of an f32: widening is a shift, narrowing rounds to
 // nearest even with the usual bias trick. Written branch-free so the compiler
 // vectorizes it for every target clone.
-__attribute__((target_clones("arch=skylake-avx512", "arch=haswell", "default")))
+__attribute__((target_clones("avx512f", "avx2", "default")))
 void bf16_to_f32(const uint16_t *src, float *dst, int64_t n) {
     for (int64_t i = 0; i < n; ++i) {
         const uint32_t u = uint32_t(src[i]) << 16;
@@ -17,7 +17,7 @@ void bf16_to_f32(const uint16_t *src, float *dst, int64_t n) {
     }
 }
 
-__attribute__((target_clones("arch=skylake-avx512", "arch=haswell", "default")))
+__attribute__((target_clones("avx512f", "avx2", "default")))
 void f32_to_bf16(const float *src, uint16_t *dst, int64_t n) {
     for (int64_t i = 0; i < n; ++i) {
         uint32_t u;

@@ -17,9 +17,48 @@ namespace {
 
 #define BPG_ALWAYS_INLINE inline __attribute__((always_inline))
 
-BPG_ALWAYS_INLINE void axpy(float *acc, float w, const float *x, int64_t n) {
-    for (int64_t j = 0; j < n; ++j) acc[j] += w * x[j];
+// out[j] = sum over taps t (in order) of w[t] * x[t][j]: all taps of an
+// element in one pass, so out is written once instead of once per tap.
+BPG_ALWAYS_INLINE void weighted_sum(float *__restrict out, int64_t n, const float *const *x, const float *w, int64_t k) {
+    switch (k) {
+        case 0: for (int64_t j = 0; j < n; ++j) out[j] = 0.f; return;
+        case 1: { const float *a = x[0]; const float wa = w[0];
+            for (int64_t j = 0; j < n; ++j) out[j] = wa * a[j];
+            return; }
+        case 2: { const float *a = x[0], *b = x[1]; const float wa = w[0], wb = w[1];
+            for (int64_t j = 0; j < n; ++j) out[j] = wa * a[j] + wb * b[j];
+            return; }
+        case 3: { const float *a = x[0], *b = x[1], *c = x[2]; const float wa = w[0], wb = w[1], wc = w[2];
+            for (int64_t j = 0; j < n; ++j) out[j] = wa * a[j] + wb * b[j] + wc * c[j];
+            return; }
+        default: {
+            const float *a = x[0], *b = x[1], *c = x[2], *d = x[3];
+            const float wa = w[0], wb = w[1], wc = w[2], wd = w[3];
+            for (int64_t j = 0; j < n; ++j) out[j] = wa * a[j] + wb * b[j] + wc * c[j] + wd * d[j];
+            for (int64_t t = 4; t < k; ++t) {
+                const float *e = x[t];
+                const float we = w[t];
+                for (int64_t j = 0; j < n; ++j) out[j] += we * e[j];
+            }
+        }
+    }
 }
+
+// The taps of input i of an axis as source pointers (base + o * step) and weights.
+struct tap_list {
+    std::vector<const float *> x;
+    std::vector<float> w;
+    int64_t k = 0;
+    void reserve(int64_t n) { x.resize(size_t(n)); w.resize(size_t(n)); }
+    template <typename F>
+    BPG_ALWAYS_INLINE void collect(const kernels::axis_gather &g, int64_t i, F &&source) {
+        k = 0;
+        for (int64_t t = g.begin[size_t(i)]; t < g.begin[size_t(i) + 1]; ++t, ++k) {
+            x[size_t(k)] = source(g.output[size_t(t)]);
+            w[size_t(k)] = g.weight[size_t(t)];
+        }
+    }
+};
 
 // Level-0 slices of a 16-bit diff_dst, converted to f32 once each and kept in
 // a few slots: consecutive inputs share most of their outputs.
@@ -47,9 +86,11 @@ struct converted_slices {
 struct scratch {
     std::array<std::vector<float>, 4> acc; // accumulator of level k
     std::vector<float> out;                // final level result before storing
+    std::array<tap_list, 4> taps;          // taps of the current input, per level
     converted_slices ring;
     void prepare(const interp_plan &p) {
         const int last = p.nsp - 1;
+        for (int k = 0; k <= last; ++k) taps[size_t(k)].reserve(std::max<int64_t>(p.axes[size_t(k)].max_taps, 1));
         for (int k = 0; k < last; ++k) acc[size_t(k)].resize(size_t(p.slice_floats[size_t(k)]));
         out.resize(size_t(std::max(p.vector_mode ? p.run : p.in[size_t(last)], int64_t(1))));
         // Slots: every output one input reads, plus one (capped at ~4 MB).
@@ -77,10 +118,10 @@ template <typename T> struct task {
         const kernels::axis_gather &g = p.axes[size_t(last)];
         float *o = s.out.data();
         if (p.vector_mode) {
+            tap_list &tl = s.taps[size_t(last)];
             for (int64_t i = 0; i < g.in; ++i) {
-                std::fill(o, o + p.run, 0.f);
-                for (int64_t t = g.begin[size_t(i)]; t < g.begin[size_t(i) + 1]; ++t)
-                    axpy(o, g.weight[size_t(t)], src + g.output[size_t(t)] * p.run, p.run);
+                tl.collect(g, i, [&](int64_t out) { return src + out * p.run; });
+                weighted_sum(o, p.run, tl.x.data(), tl.w.data(), tl.k);
                 row_io<T>::store(o, dst + i * p.ds_sp[size_t(last)], p.run);
             }
         } else {
@@ -102,10 +143,10 @@ template <typename T> struct task {
                 const kernels::axis_gather &g = p.axes[K];
                 float *acc = s.acc[K].data();
                 const int64_t n = p.slice_floats[K];
+                tap_list &tl = s.taps[K];
                 for (int64_t i = 0; i < g.in; ++i) {
-                    std::fill(acc, acc + n, 0.f);
-                    for (int64_t t = g.begin[size_t(i)]; t < g.begin[size_t(i) + 1]; ++t)
-                        axpy(acc, g.weight[size_t(t)], src + g.output[size_t(t)] * n, n);
+                    tl.collect(g, i, [&](int64_t out) { return src + out * n; });
+                    weighted_sum(acc, n, tl.x.data(), tl.w.data(), tl.k);
                     level<K + 1>(acc, dst + i * p.ds_sp[K]);
                 }
             }
@@ -132,18 +173,21 @@ template <typename T> struct task {
         for (size_t r = 0; r < p.dd_rows0.size(); ++r) contiguous = contiguous && p.dd_rows0[r] == int64_t(r) * p.run;
         float *acc = s.acc[0].data();
         const int64_t n = p.slice_floats[0];
+        tap_list &tl = s.taps[0];
         for (int64_t i = ia; i < ib; ++i) {
-            std::fill(acc, acc + n, 0.f);
-            for (int64_t t = g.begin[size_t(i)]; t < g.begin[size_t(i) + 1]; ++t) {
-                const int64_t o = g.output[size_t(t)];
-                const float w = g.weight[size_t(t)];
-                if (std::is_same_v<T, float> && !contiguous) {
-                    const T *base = dd + o * p.dd_sp[0];
-                    for (size_t r = 0; r < p.dd_rows0.size(); ++r)
-                        axpy(acc + int64_t(r) * p.run, w, reinterpret_cast<const float *>(base + p.dd_rows0[r]), p.run);
-                } else {
-                    axpy(acc, w, slice0(o, contiguous), n);
+            if (std::is_same_v<T, float> && !contiguous) {
+                // Strided f32 runs: sum run by run, straight from diff_dst.
+                for (size_t r = 0; r < p.dd_rows0.size(); ++r) {
+                    tl.collect(g, i, [&](int64_t o) {
+                        return reinterpret_cast<const float *>(dd + o * p.dd_sp[0] + p.dd_rows0[r]);
+                    });
+                    weighted_sum(acc + int64_t(r) * p.run, p.run, tl.x.data(), tl.w.data(), tl.k);
                 }
+            } else {
+                // A 16-bit slice shared with the previous input stays in its
+                // ring slot, so each element is converted once.
+                tl.collect(g, i, [&](int64_t o) { return slice0(o, contiguous); });
+                weighted_sum(acc, n, tl.x.data(), tl.w.data(), tl.k);
             }
             level<1>(acc, ds + i * p.ds_sp[0]);
         }
@@ -154,16 +198,14 @@ template <typename T> struct task {
         const kernels::axis_gather &g = p.axes[0];
         float *o = s.out.data();
         if (p.vector_mode) {
+            tap_list &tl = s.taps[0];
             for (int64_t i = ia; i < ib; ++i) {
-                std::fill(o, o + p.run, 0.f);
-                for (int64_t t = g.begin[size_t(i)]; t < g.begin[size_t(i) + 1]; ++t) {
-                    const int64_t out = g.output[size_t(t)];
+                tl.collect(g, i, [&](int64_t out) -> const float * {
                     const T *run = dd + out * p.dd_sp[0];
-                    const float *x;
-                    if constexpr (std::is_same_v<T, float>) x = run;
-                    else x = s.ring.get(out, [&](float *slot) { row_io<T>::load(run, slot, p.run); });
-                    axpy(o, g.weight[size_t(t)], x, p.run);
-                }
+                    if constexpr (std::is_same_v<T, float>) return run;
+                    else return s.ring.get(out, [&](float *slot) { row_io<T>::load(run, slot, p.run); });
+                });
+                weighted_sum(o, p.run, tl.x.data(), tl.w.data(), tl.k);
                 row_io<T>::store(o, ds + i * p.ds_sp[0], p.run);
             }
             return;
@@ -198,7 +240,7 @@ BPG_ALWAYS_INLINE void run_tasks(const interp_plan &p, const T *dd, T *ds, int64
     }
 }
 
-#define BPG_CLONES __attribute__((target_clones("arch=skylake-avx512", "arch=haswell", "default")))
+#define BPG_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 BPG_CLONES void run_tasks_f32(const interp_plan &p, const void *dd, void *ds, int64_t blocks, int64_t t0, int64_t t1) {
     run_tasks(p, static_cast<const float *>(dd), static_cast<float *>(ds), blocks, t0, t1);
 }
