@@ -1,0 +1,247 @@
+// bpg-bench smoke tests: tiny cases through the JSON output (fields, positive
+// times, byte counts, n/a with a reason for a backend that cannot run a case),
+// the table, the default suites (listed, so checked by the library, not run),
+// the error contract (exit 2, one stderr line, nothing on stdout), and the
+// streaming kernel's claim that it reads every input exactly once.
+//
+// No timing is asserted beyond "positive": performance lives in the
+// benchmark's numbers, never in tests.
+#include <cstdint>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tools/tool_runner.hpp"
+
+// The streaming kernel is compiled into bpg-bench, not into the library;
+// the test builds its one source file here to check it directly.
+#include "../../tools/bpg-bench/stream_kernel.cpp"
+
+namespace bpg::test {
+namespace {
+
+using nlohmann::json;
+
+// Tiny cases: each run takes milliseconds.
+const std::string fast = " --repeat 2 --warmup 0 --json";
+
+json run_json(const std::string &args) {
+    const tool_result r = run_tool("bpg-bench", args + fast);
+    EXPECT_EQ(r.exit_code, 0) << args << "\n" << r.err;
+    EXPECT_EQ(r.err, "") << args;
+    return json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+}
+
+// Every result is either ok with positive times or n/a with a reason.
+void check_results(const json &c, const std::vector<std::string> &backends) {
+    ASSERT_EQ(c.at("results").size(), backends.size());
+    EXPECT_GT(c.at("stream_ms").get<double>(), 0);
+    EXPECT_GT(c.at("bytes").get<int64_t>(), 0);
+    for (size_t i = 0; i < backends.size(); ++i) {
+        const json &r = c.at("results")[i];
+        EXPECT_EQ(r.at("backend"), backends[i]);
+        const std::string st = r.at("status");
+        if (st == "ok") {
+            EXPECT_TRUE(r.at("reason").is_null());
+            EXPECT_GT(r.at("median_ms").get<double>(), 0);
+            EXPECT_GT(r.at("min_ms").get<double>(), 0);
+            EXPECT_LE(r.at("min_ms").get<double>(), r.at("median_ms").get<double>());
+            EXPECT_GT(r.at("gbps").get<double>(), 0);
+            EXPECT_GT(r.at("x_stream").get<double>(), 0);
+            EXPECT_TRUE(r.at("ran_on").is_string());
+        } else {
+            EXPECT_EQ(st, "n/a");
+            EXPECT_FALSE(r.at("reason").get<std::string>().empty());
+            EXPECT_TRUE(r.at("median_ms").is_null());
+            EXPECT_TRUE(r.at("x_stream").is_null());
+        }
+    }
+}
+
+const json *result_of(const json &c, const std::string &backend) {
+    for (const json &r : c.at("results"))
+        if (r.at("backend") == backend) return &r;
+    return nullptr;
+}
+
+TEST(BpgBench, InterpolateOnRefReportsEveryField) {
+    const json doc = run_json("--op interpolate --mode bilinear --src 2x3x5x4 --dst 2x3x10x7 --format NCX "
+                              "--dtype f32 --backend ref");
+    ASSERT_TRUE(doc.is_object());
+    EXPECT_EQ(doc.at("tool"), "bpg-bench");
+    EXPECT_FALSE(doc.at("machine").at("cpu").get<std::string>().empty());
+    EXPECT_GE(doc.at("machine").at("cores").get<int>(), 1);
+    EXPECT_EQ(doc.at("date").get<std::string>().size(), 20u); // 2026-11-01T00:00:00Z
+    EXPECT_EQ(doc.at("threads"), 2);                          // the default
+    EXPECT_EQ(doc.at("repeat"), 2);
+    ASSERT_EQ(doc.at("cases").size(), 1u);
+    const json &c = doc.at("cases")[0];
+    EXPECT_EQ(c.at("op"), "interpolate");
+    EXPECT_EQ(c.at("mode"), "bilinear");
+    EXPECT_EQ(c.at("coord"), "half_pixel");
+    EXPECT_TRUE(c.at("nearest_mode").is_null());
+    EXPECT_EQ(c.at("src"), json({2, 3, 5, 4}));
+    EXPECT_EQ(c.at("dst"), json({2, 3, 10, 7}));
+    EXPECT_EQ(c.at("format"), "NCX");
+    EXPECT_EQ(c.at("dtype"), "f32");
+    EXPECT_EQ(c.at("bytes"), 4 * (2 * 3 * 5 * 4 + 2 * 3 * 10 * 7)); // diff_src + diff_dst
+    check_results(c, {"ref"});
+    const json &ref = c.at("results")[0];
+    EXPECT_EQ(ref.at("status"), "ok");
+    EXPECT_EQ(ref.at("ran_on"), "ref");
+    EXPECT_TRUE(ref.at("x_dnnl").is_null()); // dnnl did not run
+}
+
+TEST(BpgBench, InterpolateAllBackendsNxcF16Nearest) {
+    const json doc = run_json("--src 1x6x5x3 --dst 1x12x9x3 --format NXC --dtype f16 --mode nearest "
+                              "--nearest-mode floor --coord asymmetric --backend all");
+    const json &c = doc.at("cases")[0];
+    EXPECT_EQ(c.at("nearest_mode"), "floor");
+    EXPECT_EQ(c.at("bytes"), 2 * (6 * 5 * 3 + 12 * 9 * 3));
+    check_results(c, {"dnnl", "tbb", "ref"});
+    EXPECT_EQ(result_of(c, "ref")->at("status"), "ok"); // tiny: ref is not skipped
+    const json *dnnl = result_of(c, "dnnl");
+    for (const json &r : c.at("results"))
+        if (r.at("status") == "ok" && dnnl->at("status") == "ok") {
+            EXPECT_GT(r.at("x_dnnl").get<double>(), 0);
+        }
+}
+
+TEST(BpgBench, BackendThatCannotRunTheCaseIsNotApplicable) {
+    // oneDNN's resampling has no align_corners: n/a whether or not the dnnl
+    // backend is in this build, and the run still succeeds.
+    const json doc = run_json("--src 1x2x4x4 --dst 1x2x8x8 --coord align_corners --backend dnnl");
+    const json &r = doc.at("cases")[0].at("results")[0];
+    EXPECT_EQ(r.at("status"), "n/a");
+    EXPECT_NE(r.at("reason").get<std::string>().find("dnnl"), std::string::npos) << r.at("reason");
+}
+
+TEST(BpgBench, AllSkipsRefAboveItsSizeLimit) {
+    const json doc = run_json("--src 1x1x1024x1030 --dst 1x1x2048x2060 --mode nearest --backend all");
+    const json *ref = result_of(doc.at("cases")[0], "ref");
+    ASSERT_NE(ref, nullptr);
+    EXPECT_EQ(ref->at("status"), "n/a");
+    EXPECT_EQ(ref->at("reason"), "too large for ref; use --backend ref explicitly");
+}
+
+TEST(BpgBench, BatchnormBytesFollowTheBounds) {
+    const int64_t n = 2 * 3 * 4 * 5;
+    const json train = run_json("--op batchnorm --shape 2x3x4x5 --format NCX --dtype f32 --backend all");
+    const json &c = train.at("cases")[0];
+    EXPECT_EQ(c.at("op"), "batchnorm");
+    EXPECT_EQ(c.at("shape"), json({2, 3, 4, 5}));
+    EXPECT_EQ(c.at("global_stats"), false);
+    EXPECT_EQ(c.at("outputs"), 3);
+    EXPECT_EQ(c.at("gamma"), true);
+    EXPECT_EQ(c.at("bytes"), 4 * 5 * n); // src and diff_dst twice, diff_src once
+    check_results(c, {"dnnl", "tbb", "ref"});
+    EXPECT_EQ(result_of(c, "ref")->at("status"), "ok");
+
+    const json global = run_json("--op batchnorm --shape 2x4x5x3 --format NXC --dtype bf16 --global-stats "
+                                 "--no-gamma --backend ref");
+    const json &g = global.at("cases")[0];
+    EXPECT_EQ(g.at("global_stats"), true);
+    EXPECT_EQ(g.at("gamma"), false);
+    EXPECT_EQ(g.at("bytes"), 2 * 3 * n); // one pass: src, diff_dst, diff_src
+    check_results(g, {"ref"});
+
+    const json one = run_json("--shape 2x3x4x5 --global-stats --outputs 1 --backend ref");
+    EXPECT_EQ(one.at("cases")[0].at("bytes"), 4 * 2 * n); // no diff_gamma: src is not read
+    check_results(one.at("cases")[0], {"ref"});
+}
+
+TEST(BpgBench, TableAndJsonFile) {
+    const std::string file = temp_dir("bench-json") + "/out.json";
+    const tool_result r = run_tool("bpg-bench", "--shape 2x3x4 --backend ref --repeat 2 --warmup 0 --json " + file);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("threads used"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("bn training NCX f32 2x3x4"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("stream"), std::string::npos) << r.out;
+    const json doc = json::parse(read_text(file), nullptr, false);
+    ASSERT_TRUE(doc.is_object());
+    check_results(doc.at("cases")[0], {"ref"});
+}
+
+TEST(BpgBench, DefaultSuitesAreValidCases) {
+    const tool_result all = run_tool("bpg-bench", "--list");
+    ASSERT_EQ(all.exit_code, 0) << all.err;
+    const tool_result interp = run_tool("bpg-bench", "--list --suite interpolate");
+    const tool_result bn = run_tool("bpg-bench", "--list --op batchnorm");
+    ASSERT_EQ(interp.exit_code, 0) << interp.err;
+    ASSERT_EQ(bn.exit_code, 0) << bn.err;
+    EXPECT_EQ(all.out, interp.out + bn.out);
+    EXPECT_NE(interp.out.find("interp bilinear NCX f32 16x64x56x56->16x64x112x112"), std::string::npos);
+    EXPECT_NE(interp.out.find("interp trilinear NXC f32 2x32x32x32x32->2x64x64x64x32"), std::string::npos);
+    EXPECT_NE(bn.out.find("bn global_stats NXC f32 16x112x112x64"), std::string::npos);
+}
+
+TEST(BpgBench, BadOptionsExit2WithOneLine) {
+    const char *bad[] = {
+            "--src 1x2x4 --dst 1x2x8x8",                     // ranks differ
+            "--src 1x2x4x4 --dst 1x3x8x8",                   // C differs
+            "--src 1x2x4x4 --dst 1x2x8x8 --mode cubic",      // unknown mode
+            "--src 1x2x4x4 --dst 1x2x8x8 --coord middle",    // unknown coordinate mode
+            "--src 1x2x4x4 --dst 1x2x8x8 --nearest-mode up", // unknown nearest mode
+            "--src 1x2x4x4 --dst 1x2x8x8 --format NHWC",     // unknown format
+            "--src 1x2x4x4 --dst 1x2x8x8 --dtype f64",       // unknown dtype
+            "--src 1x2xfourx4 --dst 1x2x8x8",                // not a shape
+            "--src 1x0x4 --dst 1x0x8",                       // zero dimension
+            "--src 1x2x4x4",                                 // no --dst
+            "--src 2x3 --dst 2x3",                           // rank 2 interpolate
+            "--shape 4",                                     // rank 1 batchnorm
+            "--shape 2x3 --outputs 2",                       // 2 outputs
+            "--shape 2x3 --mode nearest",                    // interpolate option on batchnorm
+            "--src 1x2x4 --dst 1x2x8 --global-stats",        // batchnorm option on interpolate
+            "--op conv",                                     // unknown op
+            "--suite everything",                            // unknown suite
+            "--dtype bf16",                                  // case option without a case
+            "--shape 2x3 --suite batchnorm",                 // suite and case
+            "--shape 2x3 --backend cuda",                    // unknown backend
+            "--shape 2x3 --repeat 0",                        // no timed runs
+            "--shape 2x3 --threads -2",                      // negative threads
+            "--shape 2x3 --json /nonexistent-dir/out.json",  // unwritable file
+            "--frobnicate",                                  // unknown option
+    };
+    for (const char *args : bad) {
+        const tool_result r = run_tool("bpg-bench", args);
+        EXPECT_EQ(r.exit_code, 2) << args;
+        EXPECT_EQ(r.out, "") << args;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
+        EXPECT_EQ(r.err.rfind("bpg-bench: error: ", 0), 0u) << args << ": " << r.err;
+    }
+}
+
+// Output j must be the sum of inputs [floor(j*n_in/n_out), floor((j+1)*n_in/n_out)),
+// so every input is read once, for every kind of ratio (integer up, integer
+// down, fractional both ways) and both element widths.
+TEST(BpgBench, StreamKernelReadsEveryInputOnce) {
+    const int64_t sizes[] = {1, 2, 3, 7, 8, 21, 64, 999, 65537, 200003, 1 << 18};
+    for (int64_t n_in : sizes)
+        for (int64_t n_out : sizes) {
+            std::vector<float> in(static_cast<size_t>(n_in)), out(static_cast<size_t>(n_out), -1.f);
+            std::vector<uint16_t> in16(static_cast<size_t>(n_in)), out16(static_cast<size_t>(n_out), 0xffff);
+            for (int64_t i = 0; i < n_in; ++i) {
+                in[size_t(i)] = float(i % 7 + 1);
+                in16[size_t(i)] = uint16_t(i % 5 + 1);
+            }
+            bench::stream_reduce(data_type::f32, in.data(), n_in, out.data(), n_out);
+            bench::stream_reduce(data_type::bf16, in16.data(), n_in, out16.data(), n_out);
+            int wrong = 0;
+            for (int64_t j = 0; j < n_out && wrong < 3; ++j) {
+                const int64_t b = j * n_in / n_out, e = (j + 1) * n_in / n_out;
+                float want = 0;
+                uint32_t want16 = 0;
+                for (int64_t i = b; i < e; ++i) {
+                    want += in[size_t(i)];
+                    want16 += in16[size_t(i)];
+                }
+                if (out[size_t(j)] != want || out16[size_t(j)] != uint16_t(want16)) ++wrong;
+                EXPECT_EQ(out[size_t(j)], want) << n_in << " -> " << n_out << " at " << j;
+                EXPECT_EQ(out16[size_t(j)], uint16_t(want16)) << n_in << " -> " << n_out << " at " << j;
+            }
+        }
+}
+
+} // namespace
+} // namespace bpg::test

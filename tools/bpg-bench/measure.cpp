@@ -1,0 +1,116 @@
+#include "measure.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+
+#include "../bpg-run/host_buffer.hpp"
+#include "../bpg-run/input_fill.hpp"
+#include "stream_kernel.hpp"
+
+namespace bpg::bench {
+
+namespace {
+
+using buffers = std::map<size_t, tools::host_buffer>;
+
+// Where the streaming kernels' checksums go, so that no work is dead code.
+volatile double checksum_sink = 0;
+
+int64_t count(const dims &d) {
+    int64_t n = 1;
+    for (dim x : d) n *= x;
+    return n;
+}
+
+// The streaming kernel of a case, on the case's own buffers (ids of build_graph).
+double run_stream(const bench_case &c, const buffers &b) {
+    if (c.op == bench_op::interpolate)
+        return stream_reduce(c.dtype, b.at(1).data(), count(c.dst), b.at(2).data(), count(c.src));
+    const int64_t n = count(c.shape);
+    if (!c.global_stats) return stream_bn_two_pass(c.dtype, b.at(0).data(), b.at(1).data(), b.at(5).data(), n);
+    if (c.outputs == 3) return stream_bn_one_pass(c.dtype, b.at(0).data(), b.at(1).data(), b.at(5).data(), n);
+    return stream_reduce(c.dtype, b.at(1).data(), n, b.at(5).data(), n);
+}
+
+backend_result run_backend(backend_kind k, const bench_case &c, const case_graph &cg, const partition &p,
+        const buffers &b, const run_config &cfg) {
+    backend_result r;
+    r.backend = k == backend_kind::auto_select ? "auto" : to_string(k);
+    if (k == backend_kind::ref && cfg.ref_max_elements >= 0 && largest_tensor_elements(c) > cfg.ref_max_elements) {
+        r.reason = "too large for ref; use --backend ref explicitly";
+        return r;
+    }
+    const engine eng;
+    compiled_partition cp;
+    try {
+        compile_options opts;
+        opts.backend = k;
+        cp = p.compile(cg.inputs, cg.outputs, eng, opts);
+    } catch (const error &e) {
+        // Legal input this build cannot run on that backend (not built, or
+        // a case it does not compute exactly): a result, not a failure.
+        if (e.code() != status::unimplemented) throw;
+        r.reason = e.what();
+        return r;
+    }
+    r.ran_on = cp.get_backend_name();
+    std::vector<tensor> ins, outs;
+    for (const logical_tensor &lt : cp.get_inputs()) ins.emplace_back(lt, eng, b.at(lt.get_id()).data());
+    for (const logical_tensor &lt : cp.get_outputs()) outs.emplace_back(lt, eng, b.at(lt.get_id()).data());
+    const stream strm(eng);
+    r.t = time_runs(cfg.warmup, cfg.repeat, [&] { cp.execute(strm, ins, outs); });
+    r.ok = true;
+    return r;
+}
+
+} // namespace
+
+timing time_runs(int warmup, int repeat, const std::function<void()> &f) {
+    using clock = std::chrono::steady_clock;
+    for (int i = 0; i < warmup; ++i) f();
+    std::vector<double> ms;
+    for (int i = 0; i < repeat; ++i) {
+        const auto t0 = clock::now();
+        f();
+        ms.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    timing t;
+    if (ms.empty()) return t;
+    const size_t h = ms.size() / 2;
+    t.median_ms = ms.size() % 2 ? ms[h] : (ms[h - 1] + ms[h]) / 2;
+    t.min_ms = ms.front();
+    return t;
+}
+
+case_result run_case(const bench_case &c, const run_config &cfg) {
+    case_result res;
+    res.c = c;
+    res.description = describe(c);
+    res.bytes = bytes_moved(c);
+
+    const case_graph cg = build_graph(c); // the library's checks run here
+    const std::vector<partition> parts = cg.g.get_partitions();
+    if (parts.size() != 1 || !parts[0].is_supported())
+        throw error(status::runtime_error, res.description + ": expected one supported partition, got "
+                        + std::to_string(parts.size()));
+
+    // Inputs are filled like bpg-run fills them (variances positive); the
+    // outputs are zeroed, so every page is touched before any timing.
+    buffers b;
+    for (const logical_tensor &lt : cg.inputs) {
+        tools::host_buffer &hb = b.emplace(lt.get_id(), tools::host_buffer(lt)).first->second;
+        tools::fill_input(cg.g.get_ops(), hb);
+    }
+    for (const logical_tensor &lt : cg.outputs) b.emplace(lt.get_id(), tools::host_buffer(lt));
+
+    double sum = 0;
+    res.stream = time_runs(cfg.warmup, cfg.repeat, [&] { sum += run_stream(c, b); });
+    checksum_sink = checksum_sink + sum;
+
+    for (backend_kind k : cfg.backends) res.results.push_back(run_backend(k, c, cg, parts[0], b, cfg));
+    return res;
+}
+
+} // namespace bpg::bench

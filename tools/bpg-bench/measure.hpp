@@ -1,0 +1,55 @@
+// Running one case: compile the case's graph for each requested backend,
+// execute it on 64-byte aligned, deterministically filled buffers, time each
+// execute, and time the streaming kernel on the same buffers in the same run.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bench_case.hpp"
+
+namespace bpg::bench {
+
+struct timing {
+    double median_ms = 0, min_ms = 0;
+};
+
+// `warmup` untimed calls, then `repeat` calls each timed with
+// std::chrono::steady_clock; the median (mean of the two middle values for
+// an even count) and the minimum.
+timing time_runs(int warmup, int repeat, const std::function<void()> &f);
+
+struct run_config {
+    // Backends to try, in report order. auto_select means the library's
+    // dispatch rule (reported as "auto", with the backend it chose).
+    std::vector<backend_kind> backends;
+    // The reference backend runs only cases whose largest tensor has at most
+    // this many elements, unless it was asked for by name (it is an f64,
+    // any-strides implementation: seconds per run on the suite's shapes).
+    int64_t ref_max_elements = -1; // -1: no limit
+    int warmup = 2, repeat = 10;
+};
+
+struct backend_result {
+    std::string backend;  // "dnnl", "tbb", "ref" or "auto"
+    std::string ran_on;   // the backend that ran (differs from backend only for auto)
+    bool ok = false;      // false: "n/a"
+    std::string reason;   // why n/a
+    timing t;
+};
+
+struct case_result {
+    bench_case c;
+    std::string description;
+    int64_t bytes = 0;
+    timing stream;
+    std::vector<backend_result> results;
+};
+
+// Throws bpg::error when the library rejects the case (a caller error) or a
+// backend fails at run time; an unimplemented backend is a result, not an error.
+case_result run_case(const bench_case &c, const run_config &cfg);
+
+} // namespace bpg::bench

@@ -1,0 +1,43 @@
+// Output of bpg-bench: the machine header, the table (printed case by case
+// while the run goes on) and the JSON document (written at the end).
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "measure.hpp"
+
+namespace bpg::bench {
+
+struct machine_info {
+    std::string cpu;  // "model name" of /proc/cpuinfo
+    int cores = 0;    // logical CPUs the OS reports
+    int threads = 0;  // threads the backends and the streaming kernel use
+    std::string date; // UTC, ISO 8601
+};
+machine_info read_machine(int threads);
+
+// Ratios of a result: to the streaming kernel of its case and to the dnnl
+// result of its case (0 when either is missing).
+double x_stream(const case_result &r, const backend_result &b);
+double x_dnnl(const case_result &r, const backend_result &b);
+double gbps(int64_t bytes, double ms);
+
+class table_printer {
+public:
+    // desc_width: the widest case description that will be printed.
+    table_printer(std::FILE *out, size_t desc_width);
+    void header(const machine_info &m, const run_config &cfg);
+    void print(const case_result &r); // the case's rows, then its stream row
+
+private:
+    std::FILE *out_;
+    int width_;
+};
+
+nlohmann::ordered_json to_json(const machine_info &m, const run_config &cfg, const std::vector<case_result> &rs);
+
+} // namespace bpg::bench
