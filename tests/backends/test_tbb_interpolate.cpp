@@ -142,6 +142,33 @@ TEST(TbbInterpolate, SameBitsForAnyThreadCount) {
     }
 }
 
+// Strides the kernel cannot walk directly (neither C nor the innermost spatial
+// axis has stride 1, in one tensor or both) are copied to and from a dense
+// layout, with the same results; padded rows run without a copy.
+TEST(TbbInterpolate, AnyStridesGiveTheReferenceResult) {
+    interp_case base;
+    base.src = {2, 3, 5, 4};
+    base.dst = {2, 3, 9, 7};
+    // Memory order N, W, C, H: H has stride 1, C and W do not.
+    const dims h_innermost_src {60, 5, 1, 15}, h_innermost_dst {189, 9, 1, 27};
+    std::vector<std::pair<dims, dims>> layouts = {
+            {h_innermost_src, h_innermost_dst},                 // both need a copy
+            {h_innermost_src, dense_strides(base.dst)},         // only diff_src
+            {dense_strides(base.src), h_innermost_dst},         // only diff_dst
+            {{100, 30, 6, 1}, {400, 120, 12, 1}},               // padded rows: no copy
+    };
+    for (const char *mode : {"linear", "nearest"})
+        for (data_type dt : {data_type::f32, data_type::bf16})
+            for (const auto &[ss, ds] : layouts) {
+                interp_case c = base;
+                c.mode = mode;
+                c.dt = dt;
+                c.src_strides = ss;
+                c.dst_strides = ds;
+                check_against_reference(c, 11);
+            }
+}
+
 // NaN/inf in diff_dst reach only the inputs that read them with a nonzero
 // weight, as in the reference.
 TEST(TbbInterpolate, NonFiniteValuesReachOnlyTheirReaders) {

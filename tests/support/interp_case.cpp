@@ -40,9 +40,11 @@ std::vector<float> diff_dst_values(const interp_case &c, uint32_t seed) {
 }
 
 std::vector<float> run_interp(const interp_case &c, backend_kind b, const std::vector<float> &dd_values) {
-    const logical_tensor src(0, c.dt, c.src, layout_strides(c.src, c.channels_last_strides));
-    const logical_tensor dd(1, c.dt, c.dst, layout_strides(c.dst, c.channels_last_strides));
-    const logical_tensor ds(2, c.dt, c.src, layout_strides(c.src, c.channels_last_strides));
+    const dims src_strides = c.src_strides.empty() ? layout_strides(c.src, c.channels_last_strides) : c.src_strides;
+    const dims dst_strides = c.dst_strides.empty() ? layout_strides(c.dst, c.channels_last_strides) : c.dst_strides;
+    const logical_tensor src(0, c.dt, c.src, src_strides);
+    const logical_tensor dd(1, c.dt, c.dst, dst_strides);
+    const logical_tensor ds(2, c.dt, c.src, src_strides);
     op o(0, op::kind::InterpolateBackprop, {src, dd}, {ds});
     o.set_attr(op::attr::mode, c.mode).set_attr(op::attr::data_format, c.nxc ? "NXC" : "NCX");
     o.set_attr(op::attr::nearest_mode, c.nearest_mode);

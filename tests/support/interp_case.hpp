@@ -21,6 +21,7 @@ struct interp_case {
     data_type dt = data_type::f32;
     dims src, dst;                        // full logical shapes
     std::vector<float> scales, in_offsets, out_offsets; // pixel-offset mode when set
+    dims src_strides, dst_strides;        // explicit layouts (override the flags above)
 
     std::string name() const;
 };

@@ -69,6 +69,10 @@ std::string make_interp_plan(const core::interpolate_bwd_problem &p, interp_plan
             q.dd_rows0.swap(next);
         }
     }
+    if (!q.vector_mode) {
+        q.inner_rows = make_row_gather(q.axes[size_t(last)]);
+        if (nsp == 1) q.split_unit = 16;
+    }
     plan = std::move(q);
     return {};
 }

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "core/problems.hpp"
+#include "backends/tbb/row_gather.hpp"
 #include "kernels/interp_tables.hpp"
 
 namespace bpg::tbb_backend {
@@ -47,6 +48,10 @@ struct interp_plan {
     // k+1 < last finds output o of its axis at o * slice_floats[k+1] in it.
     std::array<int64_t, 4> slice_floats {};
     int64_t min_block = 4; // smallest number of axis-0 inputs per task
+    // Planar mode: the vectorized gather of the innermost axis. With one
+    // spatial axis, tasks split a row on its 16-input blocks (split_unit).
+    row_gather_table inner_rows;
+    int64_t split_unit = 1;
 };
 
 // Empty string and a filled plan when the kernel runs the problem; else why not.

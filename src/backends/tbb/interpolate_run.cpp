@@ -125,12 +125,7 @@ template <typename T> struct task {
                 row_io<T>::store(o, dst + i * p.ds_sp[size_t(last)], p.run);
             }
         } else {
-            for (int64_t i = 0; i < g.in; ++i) {
-                float acc = 0.f;
-                for (int64_t t = g.begin[size_t(i)]; t < g.begin[size_t(i) + 1]; ++t)
-                    acc += g.weight[size_t(t)] * src[g.output[size_t(t)]];
-                o[i] = acc;
-            }
+            gather_row(p.inner_rows, g, src, o, 0, int64_t(p.inner_rows.blocks.size()));
             row_io<T>::store(o, dst, g.in);
         }
     }
@@ -214,12 +209,8 @@ template <typename T> struct task {
         const float *row;
         if constexpr (std::is_same_v<T, float>) row = dd;
         else row = s.ring.get(0, [&](float *slot) { row_io<T>::load(dd, slot, p.out[0]); });
-        for (int64_t i = ia; i < ib; ++i) {
-            float acc = 0.f;
-            for (int64_t t = g.begin[size_t(i)]; t < g.begin[size_t(i) + 1]; ++t)
-                acc += g.weight[size_t(t)] * row[g.output[size_t(t)]];
-            o[i - ia] = acc;
-        }
+        // ia is a multiple of 16 here (split_unit), so blocks line up.
+        gather_row(p.inner_rows, g, row, o, ia / 16, (ib + 15) / 16);
         row_io<T>::store(o, ds + ia, ib - ia);
     }
 };
@@ -236,7 +227,8 @@ BPG_ALWAYS_INLINE void run_tasks(const interp_plan &p, const T *dd, T *ds, int64
         // Ring slots hold slices of one plane only.
         std::fill(s.ring.holds.begin(), s.ring.holds.end(), -1);
         task<T> k {p, s, dd + n * p.dd_n + c * p.dd_c, ds + n * p.ds_n + c * p.ds_c};
-        k.run(b * in0 / blocks, (b + 1) * in0 / blocks);
+        const int64_t units = (in0 + p.split_unit - 1) / p.split_unit;
+        k.run(std::min(in0, b * units / blocks * p.split_unit), std::min(in0, (b + 1) * units / blocks * p.split_unit));
     }
 }
 
@@ -256,13 +248,14 @@ BPG_CLONES void run_tasks_f16(const interp_plan &p, const void *dd, void *ds, in
 void run_interp_plan(const interp_plan &p, const void *diff_dst, void *diff_src) {
     const int64_t planes = p.n_count * p.c_count;
     if (planes == 0 || p.in[0] == 0) return;
+    const int64_t units = (p.in[0] + p.split_unit - 1) / p.split_unit; // what a task split may cut
     // Enough tasks for every thread even when planes are few (NXC with N = 1);
     // the split never changes results (see interpolate_plan.hpp).
     const int64_t threads = tbb::this_task_arena::max_concurrency();
     const int64_t want = 8 * threads;
     const int64_t blocks = planes >= want
             ? 1
-            : std::max<int64_t>(1, std::min((want + planes - 1) / planes, p.in[0] / p.min_block));
+            : std::max<int64_t>(1, std::min((want + planes - 1) / planes, units / p.min_block));
     auto body = p.dt == data_type::f32 ? run_tasks_f32 : p.dt == data_type::bf16 ? run_tasks_bf16 : run_tasks_f16;
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, planes * blocks),
             [&](const tbb::blocked_range<int64_t> &r) { body(p, diff_dst, diff_src, blocks, r.begin(), r.end()); });

@@ -1,21 +1,76 @@
 #include "backends/tbb/tbb_backend.hpp"
 
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+
 #include "backends/tbb/interpolate_plan.hpp"
+#include "backends/tbb/reorder.hpp"
 
 namespace bpg::backends {
 
 namespace {
 
+// An interpolate plan plus, when a tensor's strides do not suit the kernel,
+// a copy of that tensor to or from its dense layout (planned at compile).
+struct interp_schedule {
+    tbb_backend::interp_plan plan;
+    core::tensor_desc dd, ds;          // as bound at execute
+    bool reorder_dd = false, reorder_ds = false;
+    dims dense_dd, dense_ds;           // the kernel's strides when reordered
+};
+
+// Tries the problem as laid out, then with the cheapest tensor(s) made dense.
+std::string schedule_interp(const core::interpolate_bwd_problem &p, interp_schedule &s) {
+    s.dd = p.diff_dst;
+    s.ds = p.diff_src;
+    const std::string as_is = tbb_backend::make_interp_plan(p, s.plan);
+    if (as_is.empty()) return {};
+    const int64_t dd_bytes = p.diff_dst.element_count(), ds_bytes = p.diff_src.element_count();
+    struct option { bool dd, ds; int64_t cost; };
+    option options[] = {{true, false, dd_bytes}, {false, true, ds_bytes}, {true, true, dd_bytes + ds_bytes}};
+    std::sort(std::begin(options), std::begin(options) + 2, [](const option &a, const option &b) { return a.cost < b.cost; });
+    for (const option &o : options) {
+        core::interpolate_bwd_problem q = p;
+        if (o.dd) q.diff_dst.strides = dense_strides(q.diff_dst.shape);
+        if (o.ds) q.diff_src.strides = dense_strides(q.diff_src.shape);
+        if (tbb_backend::make_interp_plan(q, s.plan).empty()) {
+            s.reorder_dd = o.dd;
+            s.reorder_ds = o.ds;
+            s.dense_dd = q.diff_dst.strides;
+            s.dense_ds = q.diff_src.strides;
+            return {};
+        }
+    }
+    return as_is;
+}
+
+struct free_deleter { void operator()(void *p) const { std::free(p); } };
+std::unique_ptr<void, free_deleter> scratch(const core::tensor_desc &d) {
+    const size_t bytes = size_t(d.element_count()) * size_of(d.dt);
+    return std::unique_ptr<void, free_deleter>(std::aligned_alloc(64, (bytes + 63) / 64 * 64 + 64));
+}
+
 class interp_kernel : public kernel {
 public:
-    interp_kernel(tbb_backend::interp_plan plan, size_t dd, size_t ds) : plan_(std::move(plan)), dd_(dd), ds_(ds) {}
+    explicit interp_kernel(interp_schedule s) : s_(std::move(s)) {}
     void execute(const buffer_map &b) const override {
-        tbb_backend::run_interp_plan(plan_, b.at(dd_), b.at(ds_));
+        const void *dd = b.at(s_.dd.id);
+        void *ds = b.at(s_.ds.id);
+        std::unique_ptr<void, free_deleter> dd_tmp, ds_tmp;
+        if (s_.reorder_dd) {
+            dd_tmp = scratch(s_.dd);
+            tbb_backend::strided_copy(s_.dd.shape, dd, s_.dd.strides, dd_tmp.get(), s_.dense_dd, size_of(s_.dd.dt));
+            dd = dd_tmp.get();
+        }
+        if (s_.reorder_ds) ds_tmp = scratch(s_.ds);
+        tbb_backend::run_interp_plan(s_.plan, dd, s_.reorder_ds ? ds_tmp.get() : ds);
+        if (s_.reorder_ds)
+            tbb_backend::strided_copy(s_.ds.shape, ds_tmp.get(), s_.dense_ds, ds, s_.ds.strides, size_of(s_.ds.dt));
     }
 
 private:
-    tbb_backend::interp_plan plan_;
-    size_t dd_, ds_;
+    interp_schedule s_;
 };
 
 const core::interpolate_bwd_problem *single_interpolate(const partition_problem &p) {
@@ -29,16 +84,16 @@ backend_kind tbb_backend_impl::kind() const { return backend_kind::tbb; }
 std::string tbb_backend_impl::why_unsupported(const partition_problem &p) const {
     const core::interpolate_bwd_problem *ip = single_interpolate(p);
     if (!ip) return "only InterpolateBackprop partitions are implemented in the tbb backend so far";
-    tbb_backend::interp_plan plan;
-    return tbb_backend::make_interp_plan(*ip, plan);
+    interp_schedule s;
+    return schedule_interp(*ip, s);
 }
 
 std::unique_ptr<kernel> tbb_backend_impl::compile(const partition_problem &p) const {
-    const core::interpolate_bwd_problem &ip = *single_interpolate(p);
-    tbb_backend::interp_plan plan;
-    const std::string no = tbb_backend::make_interp_plan(ip, plan);
+    const core::interpolate_bwd_problem *ip = single_interpolate(p);
+    interp_schedule s;
+    const std::string no = ip ? schedule_interp(*ip, s) : "not an InterpolateBackprop partition";
     if (!no.empty()) throw error(status::unimplemented, "tbb backend: " + no);
-    return std::make_unique<interp_kernel>(std::move(plan), ip.diff_dst.id, ip.diff_src.id);
+    return std::make_unique<interp_kernel>(std::move(s));
 }
 
 } // namespace bpg::backends
