@@ -6,6 +6,8 @@
 //
 // No timing is asserted beyond "positive": performance lives in the
 // benchmark's numbers, never in tests.
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -241,6 +243,23 @@ TEST(BpgBench, StreamKernelReadsEveryInputOnce) {
                 EXPECT_EQ(out16[size_t(j)], uint16_t(want16)) << n_in << " -> " << n_out << " at " << j;
             }
         }
+}
+
+// The batchnorm yardsticks write every diff_src element (an odd length, so
+// the tail of the last task is covered too).
+TEST(BpgBench, StreamBatchnormKernelsWriteEveryOutput) {
+    const int64_t n = 300007;
+    std::vector<float> src(static_cast<size_t>(n)), dd(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+        src[size_t(i)] = float(i % 11) - 5;
+        dd[size_t(i)] = float(i % 3) + 1;
+    }
+    for (int pass : {1, 2}) {
+        std::vector<float> ds(static_cast<size_t>(n), std::nanf(""));
+        if (pass == 1) bench::stream_bn_one_pass(data_type::f32, src.data(), dd.data(), ds.data(), n);
+        else bench::stream_bn_two_pass(data_type::f32, src.data(), dd.data(), ds.data(), n);
+        EXPECT_EQ(std::count_if(ds.begin(), ds.end(), [](float v) { return std::isnan(v); }), 0) << pass;
+    }
 }
 
 } // namespace

@@ -1,6 +1,6 @@
 #include "stream_kernel.hpp"
 
-#include <cmath>
+#include <cstring>
 #include <type_traits>
 
 #include <tbb/blocked_range.h>
@@ -18,22 +18,31 @@ __extension__ typedef unsigned __int128 u128;
 // Elements per task: large enough that scheduling costs nothing next to the
 // memory traffic, small enough to balance two threads on 2-D shapes.
 constexpr int64_t grain = int64_t(1) << 16;
-// Independent accumulators in a reduction, so the loop is bound by loads,
-// not by the latency of one running sum.
-constexpr int lanes = 16;
-
 using range = tbb::blocked_range<int64_t>;
 
-// Accumulator type: float for f32; uint32 sums of the raw bits for 16-bit data.
+// Arithmetic type of the elementwise work: float for f32; for 16-bit data the
+// raw values themselves (sums wrap modulo 2^16, as a uint16 store would).
 template <typename T> struct acc_of { using type = float; };
-template <> struct acc_of<uint16_t> { using type = uint32_t; };
+template <> struct acc_of<uint16_t> { using type = uint16_t; };
 template <typename T> using acc_t = typename acc_of<T>::type;
 
+// Reductions work on raw bit patterns with integer add and xor: integer
+// arithmetic is associative, so the compiler vectorises the loop as it
+// stands, whereas a float sum in a fixed order is one long latency chain
+// that would make the yardstick slower than the memory.
+inline uint32_t raw(float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return u;
+}
+inline uint32_t raw(uint16_t h) { return h; }
+
 // Multipliers that depend on a reduction's result (so the reduction is
-// needed) but stay ordinary numbers (no denormals, no overflow to inf).
-template <typename A> A coef(double s);
-template <> float coef<float>(double s) { return 0.5f + 1e-12f * float(s); }
-template <> uint32_t coef<uint32_t>(double s) { return std::fmod(s, 2.0) >= 1.0 ? 2u : 1u; }
+// needed) and stay ordinary numbers (no denormals, no overflow; for 16-bit
+// data small enough that the products fit an int after promotion).
+template <typename A> A coef(uint64_t s);
+template <> float coef<float>(uint64_t s) { return (s & 1) ? 0.75f : 0.5f; }
+template <> uint16_t coef<uint16_t>(uint64_t s) { return (s & 1) ? 2 : 1; }
 
 template <typename T> double checksum(const T *p, int64_t n) {
     return n == 0 ? 0.0 : double(p[0]) + double(p[n / 2]) + double(p[n - 1]);
@@ -43,7 +52,7 @@ template <typename T> double checksum(const T *p, int64_t n) {
 // the compiler vectorises across outputs.
 template <int N, typename A, typename T> A tree_sum(const T *p) {
     if constexpr (N == 1) return A(p[0]);
-    else return tree_sum<N / 2, A>(p) + tree_sum<N - N / 2, A>(p + N / 2);
+    else return A(tree_sum<N / 2, A>(p) + tree_sum<N - N / 2, A>(p + N / 2));
 }
 
 // Calls f(std::integral_constant<int, v>) for the common small values of v,
@@ -158,34 +167,26 @@ template <typename T> double reduce_groups(const T *in, int64_t n_in, T *out, in
 }
 
 struct sums2 {
-    double s1 = 0, s2 = 0;
+    uint64_t s1 = 0, s2 = 0;
 };
-
-// sum dd and sum dd*src over [r.begin(), r.end()), in `lanes` partial sums.
-template <typename T> sums2 partial_sums(const T *src, const T *dd, const range &r, sums2 acc) {
-    using A = acc_t<T>;
-    A a1[lanes] = {}, a2[lanes] = {};
-    int64_t i = r.begin();
-    for (; i + lanes <= r.end(); i += lanes)
-        for (int k = 0; k < lanes; ++k) {
-            a1[k] += A(dd[i + k]);
-            a2[k] += A(dd[i + k]) * A(src[i + k]);
-        }
-    for (; i < r.end(); ++i) {
-        a1[0] += A(dd[i]);
-        a2[0] += A(dd[i]) * A(src[i]);
-    }
-    for (int k = 0; k < lanes; ++k) {
-        acc.s1 += double(a1[k]);
-        acc.s2 += double(a2[k]);
-    }
-    return acc;
-}
 
 sums2 add(sums2 x, const sums2 &y) {
     x.s1 += y.s1;
     x.s2 += y.s2;
     return x;
+}
+
+// "sum dd" and "sum dd with src" over [r.begin(), r.end()), on raw bits.
+template <typename T> sums2 partial_sums(const T *src, const T *dd, const range &r, sums2 acc) {
+    uint32_t s1 = 0, s2 = 0;
+    for (int64_t i = r.begin(); i < r.end(); ++i) {
+        const uint32_t d = raw(dd[i]);
+        s1 += d;
+        s2 += d ^ raw(src[i]);
+    }
+    acc.s1 += s1;
+    acc.s2 += s2;
+    return acc;
 }
 
 template <typename T> double bn_two_pass(const T *src, const T *dd, T *ds, int64_t n) {
@@ -197,20 +198,25 @@ template <typename T> double bn_two_pass(const T *src, const T *dd, T *ds, int64
     tbb::parallel_for(range(0, n, grain), [&](const range &r) {
         for (int64_t i = r.begin(); i < r.end(); ++i) ds[i] = T(A(dd[i]) * a + A(src[i]) * b);
     });
-    return t.s1 + t.s2 + checksum(ds, n);
+    return double(t.s1 + t.s2) + checksum(ds, n);
 }
 
 template <typename T> double bn_one_pass(const T *src, const T *dd, T *ds, int64_t n) {
     using A = acc_t<T>;
-    const A k = coef<A>(1.0);
+    const A k = coef<A>(1);
     const sums2 t = tbb::parallel_reduce(
             range(0, n, grain), sums2 {},
             [&](const range &r, sums2 acc) {
-                for (int64_t i = r.begin(); i < r.end(); ++i) ds[i] = T(A(dd[i]) * k);
-                return partial_sums(src, dd, r, acc);
+                uint32_t s2 = 0;
+                for (int64_t i = r.begin(); i < r.end(); ++i) {
+                    ds[i] = T(A(dd[i]) * k);
+                    s2 += raw(dd[i]) ^ raw(src[i]);
+                }
+                acc.s2 += s2;
+                return acc;
             },
             add);
-    return t.s2 + checksum(ds, n);
+    return double(t.s2) + checksum(ds, n);
 }
 
 [[noreturn]] void bad_dtype(data_type dt) {
