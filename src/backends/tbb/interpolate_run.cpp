@@ -125,7 +125,7 @@ template <typename T> struct task {
                 row_io<T>::store(o, dst + i * p.ds_sp[size_t(last)], p.run);
             }
         } else {
-            gather_row(p.inner_rows, g, src, o, 0, int64_t(p.inner_rows.blocks.size()));
+            gather_row(p.inner_rows, g, src, o, 0, int64_t(p.inner_rows.block_slots.size()) - 1);
             row_io<T>::store(o, dst, g.in);
         }
     }
@@ -169,7 +169,21 @@ template <typename T> struct task {
         float *acc = s.acc[0].data();
         const int64_t n = p.slice_floats[0];
         tap_list &tl = s.taps[0];
+        // Level 0 is where diff_dst comes from memory, in short bursts (a few
+        // rows per input) between gathers: ask for the slices of input i + D
+        // (about 4 KB ahead) so they arrive while input i is computed.
+        const int64_t slice_bytes = contiguous ? n * int64_t(sizeof(T)) : 0;
+        const int64_t ahead = slice_bytes > 0 ? std::max<int64_t>(1, (4096 + slice_bytes - 1) / slice_bytes) : 0;
+        int64_t prefetched = -1; // outputs up to this one were already requested
         for (int64_t i = ia; i < ib; ++i) {
+            if (ahead && i + ahead < ib)
+                for (int64_t t = g.begin[size_t(i + ahead)]; t < g.begin[size_t(i + ahead) + 1]; ++t) {
+                    const int64_t o = g.output[size_t(t)];
+                    if (o <= prefetched) continue;
+                    prefetched = o;
+                    const char *line = reinterpret_cast<const char *>(dd + o * p.dd_sp[0]);
+                    for (int64_t b = 0; b < slice_bytes; b += 64) __builtin_prefetch(line + b, 0, 3);
+                }
             if (std::is_same_v<T, float> && !contiguous) {
                 // Strided f32 runs: sum run by run, straight from diff_dst.
                 for (size_t r = 0; r < p.dd_rows0.size(); ++r) {

@@ -1,10 +1,12 @@
 // The innermost-axis gather of planar (NCX) rows, vectorized: out[i] = sum of
 // the taps of input i over a contiguous source row. With AVX-512, inputs go in
-// blocks of 16: the outputs a block reads (a window of at most 64 floats) are
-// loaded into registers once, and each tap slot is a permute plus a masked
-// FMA (masked, not zero-weighted, so NaN/inf never reach a lane that does not
-// read them). Blocks with a wider window, and CPUs without AVX-512, use the
-// scalar loop. Both sum the taps of an input in increasing output order.
+// blocks of 16 and taps in slots (slot t = the t-th tap of each input). The
+// outputs one slot reads usually lie within 32 floats (2x upsampling: o = 2i +
+// t - 1), so a slot loads those 32 floats and permutes them into lanes; a
+// wider slot uses a hardware gather. Every tap is a masked FMA (masked, not
+// zero-weighted, so NaN/inf never reach a lane that does not read them).
+// Without AVX-512 the scalar loop runs. Both sum the taps of an input in
+// increasing output order.
 #pragma once
 
 #include <cstdint>
@@ -15,16 +17,15 @@
 namespace bpg::tbb_backend {
 
 struct row_gather_table {
-    struct block {
+    struct slot {
         int64_t first_output = 0; // window start in the source row
-        int32_t window = 0;       // floats to load (<= 64), or -1: scalar fallback
-        int32_t taps = 0;         // tap slots
-        int64_t at = 0;           // first slot in idx / weight / mask
+        int32_t window = 0;       // outputs spanned: <= 32 permute, else gather
+        uint16_t mask = 0;        // lanes with a tap
     };
-    std::vector<block> blocks;   // ceil(in / 16)
-    std::vector<int32_t> idx;    // 16 per slot: index in the window
-    std::vector<float> weight;   // 16 per slot
-    std::vector<uint16_t> mask;  // 1 per slot: lanes with a tap
+    std::vector<int64_t> block_slots; // ceil(in / 16) + 1: slots of block b are [b], [b+1])
+    std::vector<slot> slots;
+    std::vector<int32_t> idx;         // 16 per slot: index from first_output
+    std::vector<float> weight;        // 16 per slot
 };
 
 row_gather_table make_row_gather(const kernels::axis_gather &g);
