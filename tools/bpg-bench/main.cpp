@@ -203,7 +203,8 @@ int main(int argc, char **argv) {
     flag("list", o.list, "print the cases that would run (checked by the library) and exit");
     g.opts["json"] = app.add_option("--json", o.json_path,
                                "JSON instead of the table on stdout; with FILE, the table on stdout and JSON in FILE")
-                             ->expected(0, 1);
+                             ->expected(0, 1)
+                             ->type_name("[FILE]");
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp &e) {
