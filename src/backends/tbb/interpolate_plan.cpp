@@ -69,6 +69,11 @@ std::string make_interp_plan(const core::interpolate_bwd_problem &p, interp_plan
             q.dd_rows0.swap(next);
         }
     }
+    const kernels::axis_gather &g0 = q.axes[0];
+    for (int64_t i = 0; i < g0.in; ++i)
+        if (g0.begin[size_t(i) + 1] > g0.begin[size_t(i)])
+            q.level0_span = std::max(q.level0_span,
+                    g0.output[size_t(g0.begin[size_t(i) + 1] - 1)] - g0.output[size_t(g0.begin[size_t(i)])] + 1);
     if (!q.vector_mode) {
         q.inner_rows = make_row_gather(q.axes[size_t(last)]);
         if (nsp == 1) q.split_unit = 16;

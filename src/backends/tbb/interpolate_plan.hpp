@@ -52,6 +52,7 @@ struct interp_plan {
     // spatial axis, tasks split a row on its 16-input blocks (split_unit).
     row_gather_table inner_rows;
     int64_t split_unit = 1;
+    int64_t level0_span = 1; // most outputs of axis 0 one input reads (ring slots)
 };
 
 // Empty string and a filled plan when the kernel runs the problem; else why not.

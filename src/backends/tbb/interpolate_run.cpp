@@ -2,6 +2,7 @@
 // The per-task body is compiled for several instruction sets (target_clones)
 // so the f32 loops are vectorized with AVX-512 or AVX2 where the CPU has them.
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include <tbb/blocked_range.h>
@@ -60,15 +61,22 @@ struct tap_list {
     }
 };
 
+// Scratch floats, not initialised: every use writes before it reads.
+struct float_buffer {
+    std::unique_ptr<float[]> p;
+    void resize(int64_t n) { p.reset(new float[size_t(std::max<int64_t>(n, 1))]); }
+    float *data() const { return p.get(); }
+};
+
 // Level-0 slices of a 16-bit diff_dst, converted to f32 once each and kept in
 // a few slots: consecutive inputs share most of their outputs.
 struct converted_slices {
     int64_t floats = 0;
-    std::vector<float> data;
+    float_buffer data;
     std::vector<int64_t> holds; // output index in each slot, -1 = empty
     void reset(int64_t slot_floats, int64_t slots) {
         floats = slot_floats;
-        data.resize(size_t(slot_floats * slots));
+        data.resize(slot_floats * slots);
         holds.assign(size_t(slots), -1);
     }
     template <typename Load> const float *get(int64_t o, Load &&load) {
@@ -84,24 +92,20 @@ struct converted_slices {
 
 // Everything one task needs besides the plan; allocated once per chunk of tasks.
 struct scratch {
-    std::array<std::vector<float>, 4> acc; // accumulator of level k
-    std::vector<float> out;                // final level result before storing
-    std::array<tap_list, 4> taps;          // taps of the current input, per level
-    converted_slices ring;
+    std::array<float_buffer, 4> acc; // accumulator of level k
+    float_buffer out;                // final level result before storing
+    std::array<tap_list, 4> taps;    // taps of the current input, per level
+    converted_slices ring;           // 16-bit data only
     void prepare(const interp_plan &p) {
         const int last = p.nsp - 1;
         for (int k = 0; k <= last; ++k) taps[size_t(k)].reserve(std::max<int64_t>(p.axes[size_t(k)].max_taps, 1));
-        for (int k = 0; k < last; ++k) acc[size_t(k)].resize(size_t(p.slice_floats[size_t(k)]));
-        out.resize(size_t(std::max(p.vector_mode ? p.run : p.in[size_t(last)], int64_t(1))));
+        for (int k = 0; k < last; ++k) acc[size_t(k)].resize(p.slice_floats[size_t(k)]);
+        out.resize(p.vector_mode ? p.run : p.in[size_t(last)]);
+        if (p.dt == data_type::f32) return;
         // Slots: every output one input reads, plus one (capped at ~4 MB).
-        const kernels::axis_gather &g = p.axes[0];
-        int64_t span = 1;
-        for (int64_t i = 0; i < g.in; ++i)
-            if (g.begin[size_t(i) + 1] > g.begin[size_t(i)])
-                span = std::max(span, g.output[size_t(g.begin[size_t(i) + 1] - 1)] - g.output[size_t(g.begin[size_t(i)])] + 1);
         const int64_t slot = last > 0 ? p.slice_floats[0] : (p.vector_mode ? p.run : p.out[0]);
         const int64_t budget = std::max<int64_t>(1, (int64_t(4) << 20) / std::max<int64_t>(slot * 4, 1));
-        ring.reset(slot, last == 0 && !p.vector_mode ? 1 : std::min(span + 1, budget));
+        ring.reset(slot, last == 0 && !p.vector_mode ? 1 : std::min(p.level0_span + 1, budget));
     }
 };
 
@@ -125,7 +129,9 @@ template <typename T> struct task {
                 row_io<T>::store(o, dst + i * p.ds_sp[size_t(last)], p.run);
             }
         } else {
-            gather_row(p.inner_rows, g, src, o, 0, int64_t(p.inner_rows.block_slots.size()) - 1);
+            const int64_t blocks = int64_t(p.inner_rows.block_slots.size()) - 1;
+            if constexpr (std::is_same_v<T, float>) return gather_row(p.inner_rows, g, src, dst, 0, blocks);
+            gather_row(p.inner_rows, g, src, o, 0, blocks);
             row_io<T>::store(o, dst, g.in);
         }
     }
