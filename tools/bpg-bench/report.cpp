@@ -43,6 +43,14 @@ const backend_result *find_dnnl(const case_result &r) {
     return nullptr;
 }
 
+// Milliseconds with three decimals; small values (tiny test cases) keep
+// three significant digits instead of showing as 0.000.
+std::string ms_text(double ms) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, ms >= 0.1 || ms == 0 ? "%.3f" : "%.3g", ms);
+    return buf;
+}
+
 // A number, or null when it does not exist (0 means "not measured" here).
 nlohmann::ordered_json number_or_null(double v) { return v > 0 ? nlohmann::ordered_json(v) : nullptr; }
 
@@ -91,14 +99,16 @@ void table_printer::print(const case_result &r) {
             std::fprintf(out_, "%-*s  %-9s n/a: %s\n", width_, desc, name.c_str(), b.reason.c_str());
             continue;
         }
-        std::fprintf(out_, "%-*s  %-9s %10.3f %10.3f %8.2f %9.2f", width_, desc, name.c_str(), b.t.median_ms,
-                b.t.min_ms, gbps(r.bytes, b.t.median_ms), x_stream(r, b));
+        std::fprintf(out_, "%-*s  %-9s %10s %10s %8.2f %9.2f", width_, desc, name.c_str(),
+                ms_text(b.t.median_ms).c_str(), ms_text(b.t.min_ms).c_str(), gbps(r.bytes, b.t.median_ms),
+                x_stream(r, b));
         const double xd = x_dnnl(r, b);
         if (xd > 0) std::fprintf(out_, " %8.2f\n", xd);
         else std::fprintf(out_, " %8s\n", "-");
     }
-    std::fprintf(out_, "%-*s  %-9s %10.3f %10.3f %8.2f %9.2f %8s\n\n", width_, desc, "stream", r.stream.median_ms,
-            r.stream.min_ms, gbps(r.bytes, r.stream.median_ms), 1.0, "-");
+    std::fprintf(out_, "%-*s  %-9s %10s %10s %8.2f %9.2f %8s\n\n", width_, desc, "stream",
+            ms_text(r.stream.median_ms).c_str(), ms_text(r.stream.min_ms).c_str(), gbps(r.bytes, r.stream.median_ms),
+            1.0, "-");
     std::fflush(out_);
 }
 
