@@ -14,12 +14,6 @@ bool one_of(const std::string &v, std::initializer_list<const char *> allowed) {
     return std::any_of(allowed.begin(), allowed.end(), [&](const char *a) { return v == a; });
 }
 
-int64_t count(const dims &d) {
-    int64_t n = 1;
-    for (dim x : d) n *= x;
-    return n;
-}
-
 // Axis of N is 0 in both formats; C is 1 (NCX) or last (NXC).
 int channel_axis(const std::string &format, int rank) { return format == "NCX" ? 1 : rank - 1; }
 
@@ -56,6 +50,12 @@ dims parse_shape(const std::string &text, const std::string &option) {
         n *= v;
     }
     return d;
+}
+
+int64_t element_count(const dims &d) {
+    int64_t n = 1;
+    for (dim x : d) n *= x;
+    return n;
 }
 
 std::string shape_string(const dims &d) {
@@ -114,8 +114,8 @@ std::string describe(const bench_case &c) {
 
 int64_t bytes_moved(const bench_case &c) {
     const int64_t e = int64_t(size_of(c.dtype));
-    if (c.op == bench_op::interpolate) return e * (count(c.dst) + count(c.src));
-    const int64_t n = e * count(c.shape);
+    if (c.op == bench_op::interpolate) return e * (element_count(c.dst) + element_count(c.src));
+    const int64_t n = e * element_count(c.shape);
     if (!c.global_stats) return 2 * (n + n) + n;
     // use_global_stats: diff_src = gamma * inv * diff_dst needs no src; only
     // diff_gamma reads it.
@@ -123,8 +123,8 @@ int64_t bytes_moved(const bench_case &c) {
 }
 
 int64_t largest_tensor_elements(const bench_case &c) {
-    if (c.op == bench_op::batchnorm) return count(c.shape);
-    return std::max(count(c.src), count(c.dst));
+    if (c.op == bench_op::batchnorm) return element_count(c.shape);
+    return std::max(element_count(c.src), element_count(c.dst));
 }
 
 case_graph build_graph(const bench_case &c) {

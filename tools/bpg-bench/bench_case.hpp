@@ -38,6 +38,7 @@ struct bench_case {
 // naming `option` when the text is not positive integers joined by 'x'.
 dims parse_shape(const std::string &text, const std::string &option);
 std::string shape_string(const dims &d);
+int64_t element_count(const dims &d);
 
 // The tool's own checks, made before the library sees the case so that a
 // mistyped command line gets a message in the command line's terms (the

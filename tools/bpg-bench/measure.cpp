@@ -17,17 +17,11 @@ using buffers = std::map<size_t, tools::host_buffer>;
 // Where the streaming kernels' checksums go, so that no work is dead code.
 volatile double checksum_sink = 0;
 
-int64_t count(const dims &d) {
-    int64_t n = 1;
-    for (dim x : d) n *= x;
-    return n;
-}
-
 // The streaming kernel of a case, on the case's own buffers (ids of build_graph).
 double run_stream(const bench_case &c, const buffers &b) {
     if (c.op == bench_op::interpolate)
-        return stream_reduce(c.dtype, b.at(1).data(), count(c.dst), b.at(2).data(), count(c.src));
-    const int64_t n = count(c.shape);
+        return stream_reduce(c.dtype, b.at(1).data(), element_count(c.dst), b.at(2).data(), element_count(c.src));
+    const int64_t n = element_count(c.shape);
     if (!c.global_stats) return stream_bn_two_pass(c.dtype, b.at(0).data(), b.at(1).data(), b.at(5).data(), n);
     if (c.outputs == 3) return stream_bn_one_pass(c.dtype, b.at(0).data(), b.at(1).data(), b.at(5).data(), n);
     return stream_reduce(c.dtype, b.at(1).data(), n, b.at(5).data(), n);
