@@ -1,0 +1,36 @@
+// The oneDNN backend (backend_kind::dnnl): lowers a single-op partition to a
+// oneDNN 2.6 primitive exactly where the primitive computes SEMANTICS.md.
+//   InterpolateBackprop       -> resampling_backward        (dnnl_interpolate.hpp)
+//   BatchNormTrainingBackprop -> batch_normalization_backward (dnnl_batchnorm.hpp)
+//   ReLUBackprop              -> not lowered: eltwise_backward(relu, alpha 0)
+//       computes diff_dst * 0 where the input is <= 0, so an inf/NaN diff_dst
+//       gives NaN there, and it passes diff_dst where the input is NaN;
+//       SEMANTICS.md gives 0 in both cases (measured on oneDNN 2.6).
+//   partitions of more than one op (the ReLUBackprop -> BN fusion): not
+//       lowered; oneDNN 2.6 has no primitive for that pattern.
+// why_unsupported says which rule a problem breaks, with the op id. Primitives
+// live in a thread-safe cache keyed by the full problem (primitive_cache.hpp);
+// compiled kernels execute from any number of threads at once
+// (dnnl_common.hpp).
+#pragma once
+
+#include "backends/backend.hpp"
+
+namespace bpg::backends {
+
+class dnnl_backend : public backend {
+public:
+    backend_kind kind() const override;
+    std::string why_unsupported(const partition_problem &p) const override;
+    std::unique_ptr<kernel> compile(const partition_problem &p) const override;
+};
+
+// For tests and diagnostics: the backend's primitive cache counters.
+struct dnnl_cache_counters {
+    uint64_t hits = 0, misses = 0;
+    size_t entries = 0;
+};
+dnnl_cache_counters dnnl_primitive_cache_counters();
+void dnnl_primitive_cache_clear();
+
+} // namespace bpg::backends
