@@ -4,7 +4,9 @@
 #include <cstdlib>
 #include <memory>
 
+#include "backends/tbb/bn_plan.hpp"
 #include "backends/tbb/interpolate_plan.hpp"
+#include "backends/tbb/relu_run.hpp"
 #include "backends/tbb/reorder.hpp"
 
 namespace bpg::backends {
@@ -73,27 +75,60 @@ private:
     interp_schedule s_;
 };
 
+class bn_kernel : public kernel {
+public:
+    explicit bn_kernel(tbb_backend::bn_plan plan) : plan_(std::move(plan)) {}
+    void execute(const buffer_map &b) const override { tbb_backend::run_bn_plan(plan_, b); }
+
+private:
+    tbb_backend::bn_plan plan_;
+};
+
 const core::interpolate_bwd_problem *single_interpolate(const partition_problem &p) {
     return p.ops.size() == 1 ? std::get_if<core::interpolate_bwd_problem>(&p.ops[0]) : nullptr;
 }
+
+const core::relu_bwd_problem *lone_relu(const partition_problem &p) {
+    return p.ops.size() == 1 ? std::get_if<core::relu_bwd_problem>(&p.ops[0]) : nullptr;
+}
+
+class relu_kernel : public kernel {
+public:
+    explicit relu_kernel(core::relu_bwd_problem p) : p_(std::move(p)) {}
+    void execute(const buffer_map &b) const override {
+        tbb_backend::run_relu_bwd(p_, b.at(p_.input.id), b.at(p_.diff_dst.id), b.at(p_.diff_src.id));
+    }
+
+private:
+    core::relu_bwd_problem p_;
+};
 
 } // namespace
 
 backend_kind tbb_backend_impl::kind() const { return backend_kind::tbb; }
 
 std::string tbb_backend_impl::why_unsupported(const partition_problem &p) const {
-    const core::interpolate_bwd_problem *ip = single_interpolate(p);
-    if (!ip) return "only InterpolateBackprop partitions are implemented in the tbb backend so far";
-    interp_schedule s;
-    return schedule_interp(*ip, s);
+    if (const core::interpolate_bwd_problem *ip = single_interpolate(p)) {
+        interp_schedule s;
+        return schedule_interp(*ip, s);
+    }
+    if (lone_relu(p)) return {};
+    tbb_backend::bn_plan plan;
+    return tbb_backend::make_bn_plan(p, plan);
 }
 
 std::unique_ptr<kernel> tbb_backend_impl::compile(const partition_problem &p) const {
-    const core::interpolate_bwd_problem *ip = single_interpolate(p);
-    interp_schedule s;
-    const std::string no = ip ? schedule_interp(*ip, s) : "not an InterpolateBackprop partition";
+    const std::string no = why_unsupported(p);
     if (!no.empty()) throw error(status::unimplemented, "tbb backend: " + no);
-    return std::make_unique<interp_kernel>(std::move(s));
+    if (const core::interpolate_bwd_problem *ip = single_interpolate(p)) {
+        interp_schedule s;
+        schedule_interp(*ip, s);
+        return std::make_unique<interp_kernel>(std::move(s));
+    }
+    if (const core::relu_bwd_problem *rp = lone_relu(p)) return std::make_unique<relu_kernel>(*rp);
+    tbb_backend::bn_plan plan;
+    tbb_backend::make_bn_plan(p, plan);
+    return std::make_unique<bn_kernel>(std::move(plan));
 }
 
 } // namespace bpg::backends

@@ -3,7 +3,8 @@
 
 namespace bpg::backends {
 
-// Our own oneTBB kernels (src/backends/tbb): InterpolateBackprop today.
+// Our own oneTBB kernels (src/backends/tbb): InterpolateBackprop,
+// BatchNormTrainingBackprop, and ReLUBackprop fused into BN.
 class tbb_backend_impl : public backend {
 public:
     backend_kind kind() const override;

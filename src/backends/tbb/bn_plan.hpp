@@ -1,0 +1,54 @@
+// How the oneTBB BatchNormTrainingBackprop kernel walks a problem (decided at
+// compile), with an optional ReLUBackprop fused in front.
+//
+// Every data tensor is seen as [A, K, B]: A = the reduced axes outside the
+// kept (channel) axes in memory order, K = the kept axes, B = the reduced
+// axes inside them. NCX is planar (B > 1 contiguous: each (a, k) is a run of B
+// elements); NXC, and NCX data with channels-last strides, are vector mode
+// (B = 1, K contiguous: each a is a run of K channels). The rank-matched
+// (DirectML) statistics fit whenever their kept axes are adjacent in memory.
+//
+// Pass 1 (sums per channel) is a deterministic blocked reduction: fixed
+// chunks, f32 lanes inside a chunk, f64 partials combined in a fixed order, so
+// results do not depend on the number of threads and a channel of 10^8
+// elements keeps ~1e-7 relative accuracy. Pass 2 applies per-channel
+// coefficients. Channels whose 1/sqrt(var + eps) is not finite use the
+// literal formula of SEMANTICS.md, so inf/NaN appear where the reference has them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "backends/backend.hpp"
+
+namespace bpg::tbb_backend {
+
+enum class bn_fusion { none, relu_into_src, relu_into_dd };
+
+struct bn_view { int64_t a = 0, k = 0, b = 0; }; // element strides of A, K, B
+
+struct bn_plan {
+    data_type dt = data_type::f32;
+    bool planar = true;
+    int64_t A = 1, K = 1, B = 1;
+    bn_view src, dd, ds, relu_in, relu_dd; // relu_* only when fused
+    bn_fusion fusion = bn_fusion::none;
+    float epsilon = 0.f;
+    bool global_stats = false, has_gamma = false, has_diff_stats = false;
+    int64_t M = 1; // elements per reduction (A * B)
+    // Statistics of kept index k: element offsets in each statistics tensor.
+    std::vector<int64_t> mean_off, var_off, gamma_off, dgamma_off, dbeta_off;
+    data_type mean_dt = data_type::f32, var_dt = data_type::f32, gamma_dt = data_type::f32,
+              dgamma_dt = data_type::f32, dbeta_dt = data_type::f32;
+    // Tensor ids (to find buffers at execute).
+    size_t src_id = 0, dd_id = 0, ds_id = 0, mean_id = 0, var_id = 0, gamma_id = 0, dgamma_id = 0, dbeta_id = 0,
+           relu_in_id = 0, relu_dd_id = 0;
+};
+
+// A partition of one BatchNormTrainingBackprop, or ReLUBackprop feeding it.
+// Empty string and a filled plan when the kernel runs it; else why not.
+std::string make_bn_plan(const backends::partition_problem &p, bn_plan &plan);
+
+void run_bn_plan(const bn_plan &plan, const backends::buffer_map &buffers);
+
+} // namespace bpg::tbb_backend

@@ -1,0 +1,304 @@
+// Execution of a bn_plan (see bn_plan.hpp). Per-channel math in double from
+// kernels/bn_math.hpp; the streaming loops in f32, compiled per instruction set.
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include "backends/tbb/bn_plan.hpp"
+#include "backends/tbb/convert_rows.hpp"
+#include "core/tensor_desc.hpp"
+#include "kernels/bn_math.hpp"
+
+namespace bpg::tbb_backend {
+
+namespace {
+
+#define BPG_ALWAYS_INLINE inline __attribute__((always_inline))
+
+constexpr int64_t planar_chunk = 4096; // elements of a run summed in f32 lanes
+constexpr int64_t vector_chunk = 256;  // rows summed in f32 per channel
+constexpr int lanes = 16;
+
+// Data pointers of one execute (typed by the kernels that read them).
+struct data {
+    const void *src = nullptr, *dd = nullptr, *relu_in = nullptr, *relu_dd = nullptr;
+    void *ds = nullptr;
+};
+
+// The values BN sees, with a fused ReLUBackprop computed on the fly.
+template <typename T, bn_fusion F> struct reader {
+    const T *src_p, *dd_p, *x_p, *g_p;
+    reader(const data &d)
+        : src_p(static_cast<const T *>(d.src)), dd_p(static_cast<const T *>(d.dd)),
+          x_p(static_cast<const T *>(d.relu_in)), g_p(static_cast<const T *>(d.relu_dd)) {}
+    BPG_ALWAYS_INLINE static float relu(float x, float g) { return x > 0.f ? g : 0.f; }
+    BPG_ALWAYS_INLINE float src(int64_t at_src, int64_t at_relu) const {
+        if constexpr (F == bn_fusion::relu_into_src) return relu(to_f32(x_p[at_relu]), to_f32(g_p[at_relu]));
+        else return to_f32(src_p[at_src]);
+    }
+    BPG_ALWAYS_INLINE float dd(int64_t at_dd, int64_t at_relu) const {
+        if constexpr (F == bn_fusion::relu_into_dd) return relu(to_f32(x_p[at_relu]), to_f32(g_p[at_relu]));
+        else return to_f32(dd_p[at_dd]);
+    }
+};
+
+// Element offset of (a, k, b) in a view.
+BPG_ALWAYS_INLINE int64_t at(const bn_view &v, int64_t a, int64_t k, int64_t b) { return a * v.a + k * v.k + b * v.b; }
+
+// Pass 1, planar: row (k, a) of B contiguous elements, in chunks.
+template <typename T, bn_fusion F>
+BPG_ALWAYS_INLINE void sums_planar(const bn_plan &p, const data &d, const float *mean, double *partial, int64_t r0, int64_t r1) {
+    const reader<T, F> rd(d);
+    const int64_t nch = (p.B + planar_chunk - 1) / planar_chunk;
+    for (int64_t r = r0; r < r1; ++r) {
+        const int64_t k = r / p.A, a = r % p.A;
+        const int64_t s0 = at(p.src, a, k, 0), d0 = at(p.dd, a, k, 0), x0 = at(p.relu_in, a, k, 0);
+        const float m = mean[k];
+        for (int64_t c = 0; c < nch; ++c) {
+            const int64_t b0 = c * planar_chunk, b1 = std::min(p.B, b0 + planar_chunk);
+            float s1[lanes] = {}, s2[lanes] = {};
+            int64_t b = b0;
+            for (; b + lanes <= b1; b += lanes)
+                for (int l = 0; l < lanes; ++l) {
+                    const float g = rd.dd(d0 + b + l, x0 + b + l);
+                    s1[l] += g;
+                    s2[l] += g * (rd.src(s0 + b + l, x0 + b + l) - m);
+                }
+            for (int l = 0; b < b1; ++b, ++l) {
+                const float g = rd.dd(d0 + b, x0 + b);
+                s1[l] += g;
+                s2[l] += g * (rd.src(s0 + b, x0 + b) - m);
+            }
+            double t1 = 0, t2 = 0;
+            for (int l = 0; l < lanes; ++l) t1 += s1[l], t2 += s2[l];
+            partial[2 * (r * nch + c)] = t1;
+            partial[2 * (r * nch + c) + 1] = t2;
+        }
+    }
+}
+
+// Pass 1, vector: chunk c of rows, each row K contiguous channels.
+template <typename T, bn_fusion F>
+BPG_ALWAYS_INLINE void sums_vector(const bn_plan &p, const data &d, const float *mean, double *partial, int64_t c0, int64_t c1) {
+    const reader<T, F> rd(d);
+    std::unique_ptr<float[]> acc(new float[size_t(2 * p.K)]);
+    float *s1 = acc.get(), *s2 = acc.get() + p.K;
+    for (int64_t c = c0; c < c1; ++c) {
+        for (int64_t k = 0; k < 2 * p.K; ++k) acc[size_t(k)] = 0.f;
+        const int64_t a1 = std::min(p.A, (c + 1) * vector_chunk);
+        for (int64_t a = c * vector_chunk; a < a1; ++a) {
+            const int64_t s0 = a * p.src.a, d0 = a * p.dd.a, x0 = a * p.relu_in.a;
+            for (int64_t k = 0; k < p.K; ++k) {
+                const float g = rd.dd(d0 + k, x0 + k);
+                s1[k] += g;
+                s2[k] += g * (rd.src(s0 + k, x0 + k) - mean[k]);
+            }
+        }
+        for (int64_t k = 0; k < p.K; ++k) {
+            partial[2 * (c * p.K + k)] = s1[k];
+            partial[2 * (c * p.K + k) + 1] = s2[k];
+        }
+    }
+}
+
+// Per-channel coefficients of pass 2: ds = a*dd + c2*(src - mean) + c0.
+struct coeffs {
+    std::vector<float> mean, a, c2, c0;
+    std::vector<int64_t> literal; // channels that take the formula as written
+};
+
+// Pass 2 on rows [r0, r1): planar rows (a, k) or vector rows a.
+template <typename T, bn_fusion F>
+BPG_ALWAYS_INLINE void update(const bn_plan &p, const data &d, const coeffs &cf, int64_t r0, int64_t r1) {
+    const reader<T, F> rd(d);
+    const bool global = p.global_stats;
+    if (p.planar) {
+        for (int64_t r = r0; r < r1; ++r) {
+            const int64_t a = r / p.K, k = r % p.K;
+            const int64_t s0 = at(p.src, a, k, 0), d0 = at(p.dd, a, k, 0), x0 = at(p.relu_in, a, k, 0);
+            T *out = static_cast<T *>(d.ds) + at(p.ds, a, k, 0);
+            const float ak = cf.a[size_t(k)], c2 = cf.c2[size_t(k)], c0 = cf.c0[size_t(k)], m = cf.mean[size_t(k)];
+            if (global)
+                for (int64_t b = 0; b < p.B; ++b) out[b] = from_f32<T>(ak * rd.dd(d0 + b, x0 + b));
+            else
+                for (int64_t b = 0; b < p.B; ++b)
+                    out[b] = from_f32<T>(ak * rd.dd(d0 + b, x0 + b) + c2 * (rd.src(s0 + b, x0 + b) - m) + c0);
+        }
+        return;
+    }
+    const float *ak = cf.a.data(), *c2 = cf.c2.data(), *c0 = cf.c0.data(), *m = cf.mean.data();
+    for (int64_t a = r0; a < r1; ++a) {
+        const int64_t s0 = a * p.src.a, d0 = a * p.dd.a, x0 = a * p.relu_in.a;
+        T *out = static_cast<T *>(d.ds) + a * p.ds.a;
+        if (global)
+            for (int64_t k = 0; k < p.K; ++k) out[k] = from_f32<T>(ak[k] * rd.dd(d0 + k, x0 + k));
+        else
+            for (int64_t k = 0; k < p.K; ++k)
+                out[k] = from_f32<T>(ak[k] * rd.dd(d0 + k, x0 + k) + c2[k] * (rd.src(s0 + k, x0 + k) - m[k]) + c0[k]);
+    }
+}
+
+template <typename T> struct kernels_of {
+    static void sums(const bn_plan &p, const data &d, const float *mean, double *partial, int64_t i0, int64_t i1) {
+        switch (p.fusion) {
+            case bn_fusion::none: return p.planar ? sums_planar<T, bn_fusion::none>(p, d, mean, partial, i0, i1)
+                                                  : sums_vector<T, bn_fusion::none>(p, d, mean, partial, i0, i1);
+            case bn_fusion::relu_into_src: return p.planar ? sums_planar<T, bn_fusion::relu_into_src>(p, d, mean, partial, i0, i1)
+                                                           : sums_vector<T, bn_fusion::relu_into_src>(p, d, mean, partial, i0, i1);
+            case bn_fusion::relu_into_dd: return p.planar ? sums_planar<T, bn_fusion::relu_into_dd>(p, d, mean, partial, i0, i1)
+                                                          : sums_vector<T, bn_fusion::relu_into_dd>(p, d, mean, partial, i0, i1);
+        }
+    }
+    static void upd(const bn_plan &p, const data &d, const coeffs &cf, int64_t i0, int64_t i1) {
+        switch (p.fusion) {
+            case bn_fusion::none: return update<T, bn_fusion::none>(p, d, cf, i0, i1);
+            case bn_fusion::relu_into_src: return update<T, bn_fusion::relu_into_src>(p, d, cf, i0, i1);
+            case bn_fusion::relu_into_dd: return update<T, bn_fusion::relu_into_dd>(p, d, cf, i0, i1);
+        }
+    }
+};
+
+#define BPG_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+BPG_CLONES void sums_f32(const bn_plan &p, const data &d, const float *m, double *o, int64_t i0, int64_t i1) { kernels_of<float>::sums(p, d, m, o, i0, i1); }
+BPG_CLONES void sums_bf16(const bn_plan &p, const data &d, const float *m, double *o, int64_t i0, int64_t i1) { kernels_of<bf16_t>::sums(p, d, m, o, i0, i1); }
+BPG_CLONES void sums_f16(const bn_plan &p, const data &d, const float *m, double *o, int64_t i0, int64_t i1) { kernels_of<f16_t>::sums(p, d, m, o, i0, i1); }
+BPG_CLONES void upd_f32(const bn_plan &p, const data &d, const coeffs &c, int64_t i0, int64_t i1) { kernels_of<float>::upd(p, d, c, i0, i1); }
+BPG_CLONES void upd_bf16(const bn_plan &p, const data &d, const coeffs &c, int64_t i0, int64_t i1) { kernels_of<bf16_t>::upd(p, d, c, i0, i1); }
+BPG_CLONES void upd_f16(const bn_plan &p, const data &d, const coeffs &c, int64_t i0, int64_t i1) { kernels_of<f16_t>::upd(p, d, c, i0, i1); }
+
+void sums(const bn_plan &p, const data &d, const float *m, double *o, int64_t i0, int64_t i1) {
+    switch (p.dt) {
+        case data_type::bf16: return sums_bf16(p, d, m, o, i0, i1);
+        case data_type::f16: return sums_f16(p, d, m, o, i0, i1);
+        default: return sums_f32(p, d, m, o, i0, i1);
+    }
+}
+void upd(const bn_plan &p, const data &d, const coeffs &c, int64_t i0, int64_t i1) {
+    switch (p.dt) {
+        case data_type::bf16: return upd_bf16(p, d, c, i0, i1);
+        case data_type::f16: return upd_f16(p, d, c, i0, i1);
+        default: return upd_f32(p, d, c, i0, i1);
+    }
+}
+
+// The literal formula for one channel, in double as the reference computes
+// it: used where 1/sqrt(var + eps) or a coefficient is not finite, so that
+// inf and NaN appear exactly where the reference puts them.
+struct literal_channel {
+    const bn_plan &p;
+    const backends::buffer_map &b;
+    double load(const bn_view &v, size_t id, int64_t at_v) const { return core::load_as_double(b.at(id), p.dt, at_v); }
+    double src(int64_t a, int64_t k, int64_t i) const {
+        if (p.fusion == bn_fusion::relu_into_src) {
+            const double x = load(p.relu_in, p.relu_in_id, at(p.relu_in, a, k, i));
+            return x > 0 ? load(p.relu_dd, p.relu_dd_id, at(p.relu_dd, a, k, i)) : 0.0;
+        }
+        return load(p.src, p.src_id, at(p.src, a, k, i));
+    }
+    double dd(int64_t a, int64_t k, int64_t i) const {
+        if (p.fusion == bn_fusion::relu_into_dd) {
+            const double x = load(p.relu_in, p.relu_in_id, at(p.relu_in, a, k, i));
+            return x > 0 ? load(p.relu_dd, p.relu_dd_id, at(p.relu_dd, a, k, i)) : 0.0;
+        }
+        return load(p.dd, p.dd_id, at(p.dd, a, k, i));
+    }
+    double diff_gamma(int64_t k, double mean, double inv) const {
+        double s = 0;
+        for (int64_t a = 0; a < p.A; ++a)
+            for (int64_t i = 0; i < p.B; ++i) s += dd(a, k, i) * kernels::bn_xhat(src(a, k, i), mean, inv);
+        return s;
+    }
+    void update(int64_t k, const kernels::bn_update_coeffs<double> &c, double mean, double inv) const {
+        for (int64_t a = 0; a < p.A; ++a)
+            for (int64_t i = 0; i < p.B; ++i)
+                core::store_from_double(b.at(p.ds_id), p.dt, at(p.ds, a, k, i),
+                        kernels::bn_diff_src(c, dd(a, k, i), kernels::bn_xhat(src(a, k, i), mean, inv)));
+    }
+};
+
+} // namespace
+
+void run_bn_plan(const bn_plan &p, const backends::buffer_map &b) {
+    if (p.K == 0) return;
+    auto stat = [&](size_t id, data_type dt, const std::vector<int64_t> &off, int64_t k) {
+        return core::load_as_double(b.at(id), dt, off[size_t(k)]);
+    };
+    data d;
+    if (p.fusion != bn_fusion::relu_into_src) d.src = b.at(p.src_id);
+    if (p.fusion != bn_fusion::relu_into_dd) d.dd = b.at(p.dd_id);
+    if (p.fusion != bn_fusion::none) {
+        d.relu_in = b.at(p.relu_in_id);
+        d.relu_dd = b.at(p.relu_dd_id);
+    }
+    d.ds = b.at(p.ds_id);
+
+    const size_t K = size_t(p.K);
+    std::vector<double> mean(K), inv(K), gamma(K, 1.0), db(K, 0.0), s2(K, 0.0);
+    coeffs cf;
+    cf.mean.resize(K);
+    for (int64_t k = 0; k < p.K; ++k) {
+        mean[size_t(k)] = stat(p.mean_id, p.mean_dt, p.mean_off, k);
+        inv[size_t(k)] = kernels::bn_inv_std(stat(p.var_id, p.var_dt, p.var_off, k), double(p.epsilon));
+        if (p.has_gamma) gamma[size_t(k)] = stat(p.gamma_id, p.gamma_dt, p.gamma_off, k);
+        cf.mean[size_t(k)] = float(mean[size_t(k)]);
+    }
+
+    // Pass 1: sums of diff_dst and diff_dst * (src - mean) per channel.
+    const bool need_sums = !p.global_stats || p.has_diff_stats;
+    if (need_sums && p.A * p.B > 0) {
+        const int64_t items = p.planar ? p.K * p.A : (p.A + vector_chunk - 1) / vector_chunk;
+        const int64_t per_item = p.planar ? (p.B + planar_chunk - 1) / planar_chunk : p.K;
+        std::vector<double> partial(size_t(2 * items * per_item));
+        tbb::parallel_for(tbb::blocked_range<int64_t>(0, items), [&](const tbb::blocked_range<int64_t> &r) {
+            sums(p, d, cf.mean.data(), partial.data(), r.begin(), r.end());
+        });
+        // Combine in a fixed order, per channel, in double.
+        tbb::parallel_for(tbb::blocked_range<int64_t>(0, p.K, 16), [&](const tbb::blocked_range<int64_t> &r) {
+            for (int64_t k = r.begin(); k < r.end(); ++k) {
+                double t1 = 0, t2 = 0;
+                if (p.planar) {
+                    for (int64_t j = k * p.A * per_item; j < (k + 1) * p.A * per_item; ++j) t1 += partial[size_t(2 * j)], t2 += partial[size_t(2 * j + 1)];
+                } else {
+                    for (int64_t c = 0; c < items; ++c) t1 += partial[size_t(2 * (c * p.K + k))], t2 += partial[size_t(2 * (c * p.K + k) + 1)];
+                }
+                db[size_t(k)] = t1;
+                s2[size_t(k)] = t2;
+            }
+        });
+    }
+
+    // Per-channel results and pass-2 coefficients, in double.
+    const literal_channel lit {p, b};
+    cf.a.resize(K), cf.c2.resize(K), cf.c0.resize(K);
+    std::vector<double> dg(K);
+    for (size_t k = 0; k < K; ++k) {
+        const bool finite_inv = std::isfinite(inv[k]);
+        dg[k] = finite_inv ? inv[k] * s2[k] : (need_sums ? lit.diff_gamma(int64_t(k), mean[k], inv[k]) : 0.0);
+        const auto c = kernels::bn_coeffs(gamma[k], inv[k], db[k], dg[k], p.M, p.global_stats);
+        // ds = scale*(dd - shift - xhat*slope) = scale*dd - scale*inv*slope*(src - mean) - scale*shift
+        const double a = c.scale, c2 = -c.scale * inv[k] * c.slope, c0 = -c.scale * c.shift;
+        cf.a[k] = float(a), cf.c2[k] = float(c2), cf.c0[k] = float(c0);
+        const bool finite = std::isfinite(cf.a[k]) && std::isfinite(cf.c2[k]) && std::isfinite(cf.c0[k]);
+        if (!p.global_stats && !(finite_inv && finite)) cf.literal.push_back(int64_t(k));
+    }
+    if (p.has_diff_stats)
+        for (size_t k = 0; k < K; ++k) {
+            core::store_from_double(b.at(p.dgamma_id), p.dgamma_dt, p.dgamma_off[k], dg[k]);
+            core::store_from_double(b.at(p.dbeta_id), p.dbeta_dt, p.dbeta_off[k], db[k]);
+        }
+
+    // Pass 2: the update, then the literal channels over their elements.
+    const int64_t rows = p.planar ? p.A * p.K : p.A;
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, rows), [&](const tbb::blocked_range<int64_t> &r) {
+        upd(p, d, cf, r.begin(), r.end());
+    });
+    for (int64_t k : cf.literal) {
+        const auto c = kernels::bn_coeffs(gamma[size_t(k)], inv[size_t(k)], db[size_t(k)], dg[size_t(k)], p.M, false);
+        lit.update(k, c, mean[size_t(k)], inv[size_t(k)]);
+    }
+}
+
+} // namespace bpg::tbb_backend

@@ -1,0 +1,188 @@
+// The oneTBB BatchNormTrainingBackprop kernels (and the fused ReLUBackprop)
+// against the reference: random shapes, every option, layouts and dtypes;
+// inf/NaN exactly where the reference has them; accuracy on a channel of 10^8
+// elements; the same bits for any number of threads; fused = unfused.
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include <gtest/gtest.h>
+#include <tbb/task_arena.h>
+
+#include "support/bn_case.hpp"
+
+namespace bpg::test {
+namespace {
+
+void expect_close(const std::map<size_t, std::vector<float>> &got, const std::map<size_t, std::vector<float>> &want,
+        const bn_case &c) {
+    for (auto &[id, w] : want) {
+        const auto &g = got.at(id);
+        ASSERT_EQ(g.size(), w.size());
+        float scale = 0.f;
+        for (float v : w) scale = std::max(scale, std::abs(v));
+        // diff_src is stored in the data type; statistics in stat_dt.
+        const data_type dt = id == 5 ? c.dt : c.stat_dt;
+        const float rel = dt == data_type::f32 ? 0.f : dt == data_type::bf16 ? 1.f / 128 : 1.f / 1024;
+        int bad = 0;
+        for (size_t i = 0; i < g.size() && bad < 3; ++i)
+            if (!(std::abs(g[i] - w[i]) <= 2e-5f * scale + rel * std::abs(w[i]))) {
+                ++bad;
+                ADD_FAILURE() << c.name() << " output " << id << "[" << i << "]: tbb " << g[i] << " ref " << w[i];
+            }
+    }
+}
+
+dims nxc_of(const dims &ncx) {
+    dims d {ncx[0]};
+    d.insert(d.end(), ncx.begin() + 2, ncx.end());
+    d.push_back(ncx[1]);
+    return d;
+}
+
+TEST(TbbBatchNorm, MatchesReferenceForEveryOptionLayoutAndDtype) {
+    std::mt19937 rng(7);
+    const std::vector<dims> shapes = {{4, 3}, {2, 5, 7}, {2, 3, 4, 5}, {1, 17, 3, 3}, {3, 2, 2, 3, 2}, {2, 1, 9, 1}, {1, 4, 1, 1, 2, 3}};
+    int n = 0;
+    for (data_type dt : {data_type::f32, data_type::bf16, data_type::f16})
+        for (const dims &ncx : shapes)
+            for (int layout = 0; layout < 3; ++layout)
+                for (int option = 0; option < 6; ++option) {
+                    bn_case c;
+                    c.dt = dt;
+                    c.nxc = layout == 1;
+                    c.shape = c.nxc ? nxc_of(ncx) : ncx;
+                    c.stat_shape = {ncx[1]};
+                    if (layout == 2 && ncx.size() > 2) { // NCX with channels-last strides
+                        dims s(ncx.size());
+                        int64_t acc = ncx[1];
+                        s[1] = 1;
+                        for (size_t a = ncx.size() - 1; a >= 2; --a) { s[a] = acc; acc *= ncx[a]; }
+                        s[0] = acc;
+                        c.data_strides = s;
+                    }
+                    c.global_stats = option == 1 || option == 4;
+                    c.gamma = option != 2;
+                    c.three_outputs = option != 3 && option != 4;
+                    c.relu = option == 5 ? int(rng() % 2) : -1;
+                    if (dt == data_type::bf16 && option == 0) c.stat_dt = data_type::bf16;
+                    const auto in = bn_inputs(c, uint32_t(n++));
+                    expect_close(run_bn(c, backend_kind::tbb, in), run_bn(c, backend_kind::ref, in), c);
+                }
+    EXPECT_GT(n, 300);
+}
+
+// DirectML statistics: kept axes adjacent in memory run on tbb; others are
+// refused by it (the reference runs them).
+TEST(TbbBatchNorm, RankMatchedStatistics) {
+    bn_case c;
+    c.shape = {2, 3, 4, 5};
+    c.stat_shape = {1, 3, 4, 1};
+    auto in = bn_inputs(c, 1);
+    expect_close(run_bn(c, backend_kind::tbb, in), run_bn(c, backend_kind::ref, in), c);
+    c.stat_shape = {1, 3, 1, 5};
+    in = bn_inputs(c, 2);
+    try {
+        run_bn(c, backend_kind::tbb, in);
+        ADD_FAILURE() << "kept axes 1 and 3 are not adjacent: tbb should refuse";
+    } catch (const error &e) {
+        EXPECT_EQ(e.code(), status::unimplemented);
+        EXPECT_NE(std::string(e.what()).find("not adjacent"), std::string::npos) << e.what();
+    }
+    expect_close(run_bn(c, backend_kind::auto_select, in), run_bn(c, backend_kind::ref, in), c);
+}
+
+// eps = 0 with a zero variance: 1/sqrt(0) = inf, and inf/NaN must appear in
+// exactly the elements where the reference has them (training and global).
+TEST(TbbBatchNorm, ZeroVarianceGivesTheReferenceInfNan) {
+    for (bool global : {false, true})
+        for (bool nxc : {false, true}) {
+            bn_case c;
+            c.shape = nxc ? dims {2, 3, 3, 4} : dims {2, 4, 3, 3};
+            c.nxc = nxc;
+            c.stat_shape = {4};
+            c.epsilon = 0.f;
+            c.global_stats = global;
+            auto in = bn_inputs(c, 5);
+            in[3][1] = 0.f; // channel 1: zero variance
+            for (size_t i = 0; i < in[1].size(); i += 5) in[1][i] = 0.f; // some zero gradients
+            const auto got = run_bn(c, backend_kind::tbb, in), want = run_bn(c, backend_kind::ref, in);
+            for (size_t id : {5, 6, 7}) {
+                ASSERT_EQ(got.at(id).size(), want.at(id).size());
+                for (size_t i = 0; i < want.at(id).size(); ++i) {
+                    const float g = got.at(id)[i], w = want.at(id)[i];
+                    EXPECT_EQ(std::isnan(g), std::isnan(w)) << "output " << id << "[" << i << "] " << g << " vs " << w;
+                    EXPECT_EQ(std::isinf(g), std::isinf(w)) << "output " << id << "[" << i << "] " << g << " vs " << w;
+                    if (std::isinf(w)) EXPECT_EQ(g, w);
+                }
+            }
+        }
+}
+
+// One channel of 10^8 elements, src = 1000 +- 0.01, diff_dst = 1 + (src -
+// 1000) * 100: diff_gamma and diff_beta within 1e-5 of sums in f64.
+TEST(TbbBatchNorm, LargeChannelKeepsAccuracy) {
+    const int64_t n = 100'000'000;
+    bn_case c;
+    c.shape = {1, 1, n};
+    c.stat_shape = {1};
+    std::map<size_t, std::vector<float>> in;
+    in[0].resize(size_t(n));
+    in[1].resize(size_t(n));
+    std::mt19937 rng(3);
+    std::uniform_real_distribution<float> u(-0.01f, 0.01f);
+    double db = 0, dg_raw = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        const float s = 1000.f + u(rng), d = 1.f + (s - 1000.f) * 100.f;
+        in[0][size_t(i)] = s;
+        in[1][size_t(i)] = d;
+        db += d;
+        dg_raw += double(d) * (double(s) - 1000.0);
+    }
+    in[2] = {1000.f};
+    in[3] = {1e-4f};
+    in[4] = {1.f};
+    const auto got = run_bn(c, backend_kind::tbb, in, true, /*read_diff_src=*/false);
+    const double inv = 1.0 / std::sqrt(double(1e-4f) + double(c.epsilon));
+    EXPECT_NEAR(got.at(7)[0], db, 1e-5 * std::abs(db));
+    EXPECT_NEAR(got.at(6)[0], dg_raw * inv, 1e-5 * std::abs(dg_raw * inv));
+}
+
+TEST(TbbBatchNorm, SameBitsForAnyThreadCount) {
+    for (bool nxc : {false, true}) {
+        bn_case c;
+        c.nxc = nxc;
+        c.shape = nxc ? dims {3, 37, 29, 24} : dims {3, 24, 37, 29};
+        c.stat_shape = {24};
+        const auto in = bn_inputs(c, 9);
+        std::map<size_t, std::vector<float>> first;
+        for (int threads : {1, 2, 3, 8}) {
+            tbb::task_arena arena(threads);
+            std::map<size_t, std::vector<float>> got;
+            arena.execute([&] { got = run_bn(c, backend_kind::tbb, in); });
+            if (first.empty()) first = got;
+            for (auto &[id, v] : got)
+                EXPECT_EQ(0, std::memcmp(v.data(), first.at(id).data(), v.size() * 4)) << c.name() << " threads " << threads;
+        }
+    }
+}
+
+// ReLUBackprop fused into BN (either input) gives the bits of the two ops
+// run apart on the same backend.
+TEST(TbbBatchNorm, FusedReluEqualsOpsRunApart) {
+    for (int into : {0, 1})
+        for (bool nxc : {false, true}) {
+            bn_case c;
+            c.nxc = nxc;
+            c.shape = nxc ? dims {2, 6, 7, 5} : dims {2, 5, 6, 7};
+            c.stat_shape = {5};
+            c.relu = into;
+            const auto in = bn_inputs(c, 4);
+            const auto fused = run_bn(c, backend_kind::tbb, in, true);
+            const auto apart = run_bn(c, backend_kind::tbb, in, false);
+            for (auto &[id, v] : fused) EXPECT_EQ(v, apart.at(id)) << c.name() << " output " << id;
+        }
+}
+
+} // namespace
+} // namespace bpg::test
