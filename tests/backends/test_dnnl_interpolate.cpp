@@ -20,6 +20,7 @@
 #include "backends/backend.hpp"
 #include "backends/dnnl/dnnl_backend.hpp"
 #include "backends/dnnl/resampling_model.hpp"
+#include "bpg/threading.hpp"
 #include "support/expect_error.hpp"
 #include "support/interp_case.hpp"
 #include "support/problem_builders.hpp"
@@ -209,6 +210,12 @@ resampling_kernel kernel_of(path p) { return p == path::jit ? resampling_kernel:
 // for most non-dyadic ratios) on each implementation: the model's verdict is
 // the primitive's.
 TEST(DnnlInterpolateModel, PredictsThePrimitive) {
+    // 12,000 small executions: one OpenMP thread each, so that a busy machine
+    // (descheduled spinning OpenMP workers) cannot stretch the test to minutes.
+    struct one_thread {
+        one_thread() { set_max_threads(1); }
+        ~one_thread() { set_max_threads(0); }
+    } limit;
     std::vector<std::pair<int64_t, int64_t>> pairs;
     for (int64_t in = 1; in <= 64; ++in)
         for (int64_t out = 1; out <= 64; ++out) pairs.push_back({in, out});
@@ -365,6 +372,31 @@ TEST(DnnlInterpolate, PublicApiGoldenAndLayouts) {
             for (size_t i = 0; i < got.size(); ++i)
                 EXPECT_NEAR(got[i], want[i], 1e-5 * (1 + std::abs(want[i]))) << c.name() << " element " << i;
         }
+}
+
+// A runtime `sizes` input (checked by execute before the kernel runs) is
+// ignored by the kernel: oneDNN takes the sizes from diff_dst's dims.
+TEST(DnnlInterpolate, RuntimeSizesInput) {
+    const data_type f32 = data_type::f32;
+    auto lt = [](size_t id, data_type dt, const dims &d) { return logical_tensor(id, dt, d, layout_type::strided); };
+    op o(0, op::kind::InterpolateBackprop,
+            {lt(0, f32, {1, 1, 2, 2}), lt(1, f32, {1, 1, 3, 3}), lt(3, data_type::s32, {2})}, {lt(2, f32, {1, 1, 2, 2})});
+    o.set_attr(op::attr::mode, "nearest").set_attr(op::attr::data_format, "NCX");
+    graph g;
+    g.add_op(o);
+    g.finalize();
+    auto p = g.get_partitions().at(0);
+    engine e;
+    auto cp = p.compile(p.get_input_ports(), p.get_output_ports(), e, compile_options {backend_kind::dnnl});
+    EXPECT_EQ(cp.get_backend(), backend_kind::dnnl);
+    stream s(e);
+    std::vector<float> src(4), dd {0, 1, 2, 3, 4, 5, 6, 7, 8}, out(4, -1.f);
+    std::vector<int32_t> sizes {3, 3};
+    cp.execute(s,
+            {tensor(cp.query_logical_tensor(0), e, src.data()), tensor(cp.query_logical_tensor(1), e, dd.data()),
+                    tensor(cp.query_logical_tensor(3), e, sizes.data())},
+            {tensor(cp.query_logical_tensor(2), e, out.data())});
+    EXPECT_EQ(out, (std::vector<float> {0, 3, 9, 24}));
 }
 
 // ---------------------------------------------------------------------------
