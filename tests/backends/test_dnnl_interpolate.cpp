@@ -305,6 +305,26 @@ TEST(DnnlInterpolate, MatchesReferenceOnRandomShapes) {
     EXPECT_GT(refused, 0);
 }
 
+// Linear on every (in, out) up to 64, on the jit (NXC) and simple (NCX)
+// paths: within f32 rounding plus the modelled weight error of the reference.
+TEST(DnnlInterpolate, LinearSweepUpTo64) {
+    struct one_thread {
+        one_thread() { set_max_threads(1); }
+        ~one_thread() { set_max_threads(0); }
+    } limit;
+    for (layout fmt : {layout::ncx, layout::nxc})
+        for (int64_t in = 1; in <= 64; ++in)
+            for (int64_t out = 1; out <= 64; ++out) {
+                const dims src = fmt == layout::ncx ? dims {1, 2, in} : dims {1, in, 2};
+                const dims dst = fmt == layout::ncx ? dims {1, 2, out} : dims {1, out, 2};
+                const auto p = make_interp_problem(interp_mode::linear, coord_mode::half_pixel,
+                        nearest_rounding::round_prefer_ceil, fmt, src, dst);
+                ASSERT_EQ(dnnl_be().why_unsupported(single(p)), "") << describe(p);
+                expect_matches_reference(p, describe(p), uint32_t(in * 64 + out));
+                if (HasFatalFailure()) return;
+            }
+}
+
 // The jit path's tie pairs are refused on NXC data but run on NCX data, whose
 // implementation (simple:any) places them right.
 TEST(DnnlInterpolate, TiePairsDependOnTheImplementation) {

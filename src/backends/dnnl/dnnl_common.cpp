@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "bpg/status.hpp"
+
 namespace bpg::backends::dnnl_impl {
 
 const dnnl::engine &cpu_engine() {
@@ -70,9 +72,13 @@ void execute_on_cpu(const dnnl::primitive &p, std::unordered_map<int, dnnl::memo
                 (reinterpret_cast<std::uintptr_t>(buffer.get()) + 63) & ~std::uintptr_t(63));
         args[DNNL_ARG_SCRATCHPAD] = dnnl::memory(scratchpad_md, cpu_engine(), aligned);
     }
-    dnnl::stream s(cpu_engine());
-    p.execute(s, args);
-    s.wait();
+    try {
+        dnnl::stream s(cpu_engine());
+        p.execute(s, args);
+        s.wait();
+    } catch (const dnnl::error &e) {
+        throw error(status::runtime_error, std::string("oneDNN primitive execution failed: ") + e.what());
+    }
 }
 
 } // namespace bpg::backends::dnnl_impl
