@@ -305,24 +305,58 @@ TEST(DnnlInterpolate, MatchesReferenceOnRandomShapes) {
     EXPECT_GT(refused, 0);
 }
 
-// Linear on every (in, out) up to 64, on the jit (NXC) and simple (NCX)
-// paths: within f32 rounding plus the modelled weight error of the reference.
+// A 1-D linear problem with 2 channels on one oneDNN path: 0 NCX
+// (simple:any), 1 NXC (jit), 2 NCX with padded rows (ref:any).
+core::interpolate_bwd_problem linear_1d(int lk, int64_t in, int64_t out) {
+    const layout fmt = lk == 1 ? layout::nxc : layout::ncx;
+    const dims src = fmt == layout::ncx ? dims {1, 2, in} : dims {1, in, 2};
+    const dims dst = fmt == layout::ncx ? dims {1, 2, out} : dims {1, out, 2};
+    return make_interp_problem(interp_mode::linear, coord_mode::half_pixel, nearest_rounding::round_prefer_ceil,
+            fmt, src, dst, data_type::f32, lk == 2 ? padded_strides(src, 3) : dims {},
+            lk == 2 ? padded_strides(dst, 1) : dims {});
+}
+
+// Linear on every (in, out) up to 64, on the jit, simple and ref paths:
+// within f32 rounding plus the modelled weight error of the reference.
 TEST(DnnlInterpolate, LinearSweepUpTo64) {
     struct one_thread {
         one_thread() { set_max_threads(1); }
         ~one_thread() { set_max_threads(0); }
     } limit;
-    for (layout fmt : {layout::ncx, layout::nxc})
+    for (int lk = 0; lk < 3; ++lk) // NCX (simple:any), NXC (jit), padded NCX (ref:any)
         for (int64_t in = 1; in <= 64; ++in)
             for (int64_t out = 1; out <= 64; ++out) {
-                const dims src = fmt == layout::ncx ? dims {1, 2, in} : dims {1, in, 2};
-                const dims dst = fmt == layout::ncx ? dims {1, 2, out} : dims {1, out, 2};
-                const auto p = make_interp_problem(interp_mode::linear, coord_mode::half_pixel,
-                        nearest_rounding::round_prefer_ceil, fmt, src, dst);
+                const auto p = linear_1d(lk, in, out);
                 ASSERT_EQ(dnnl_be().why_unsupported(single(p)), "") << describe(p);
                 expect_matches_reference(p, describe(p), uint32_t(in * 64 + out));
                 if (HasFatalFailure()) return;
             }
+}
+
+// Larger axes the model accepts (weights within 2^-16) agree with the
+// reference within that bound on every path; the others are refused.
+TEST(DnnlInterpolate, LinearLargeAxes) {
+    struct one_thread {
+        one_thread() { set_max_threads(1); }
+        ~one_thread() { set_max_threads(0); }
+    } limit;
+    int accepted = 0, refused = 0;
+    for (auto [in, out] : {std::pair<int64_t, int64_t> {300, 700}, {700, 300}, {512, 1024}, {1000, 2000},
+                 {4096, 8192}, {255, 256}, {1023, 1024}, {1000, 1500}, {3000, 7000}, {100000, 200000}})
+        for (int lk = 0; lk < 3; ++lk) {
+            const auto p = linear_1d(lk, in, out);
+            const std::string why = dnnl_be().why_unsupported(single(p));
+            if (linear_axis_check(in, out).max_weight_error > backends::dnnl_impl::max_linear_weight_error) {
+                EXPECT_NE(why.find("2^-16"), std::string::npos) << describe(p) << ": " << why;
+                ++refused;
+                continue;
+            }
+            ASSERT_EQ(why, "") << describe(p);
+            expect_matches_reference(p, describe(p), uint32_t(in + out));
+            ++accepted;
+        }
+    EXPECT_GT(accepted, 0);
+    EXPECT_GT(refused, 0);
 }
 
 // The jit path's tie pairs are refused on NXC data but run on NCX data, whose
