@@ -8,8 +8,6 @@
 //  - the primitive cache, concurrent compiles and concurrent executions.
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
 #include <random>
 #include <set>
 #include <thread>
