@@ -6,6 +6,8 @@
 # the reference backend.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# oneDNN's OpenMP workers must not spin while oneTBB kernels run (README).
+export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
 bash scripts/build.sh
 echo "== C++ API: examples/decoder_block_bwd.cpp"
 build/bin/bpg-example-decoder_block_bwd

@@ -116,6 +116,8 @@ public:
             const std::vector<tensor> &outputs) const;
     backend_kind get_backend() const;
     std::string get_backend_name() const;
+    // Why the dispatch rule chose that backend (and what it passed over).
+    std::string get_dispatch_reason() const;
     // One line: ops, shapes, dtypes, backend (for logs and bpg-run).
     std::string describe() const;
 

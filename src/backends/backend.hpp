@@ -46,12 +46,13 @@ public:
 const std::vector<const backend *> &registered_backends();
 const backend *find_backend(backend_kind k); // nullptr if not in this build
 
-// THE dispatch rule: which backend runs a compiled partition.
-//   requested != auto_select -> that backend (error if absent or unsupported);
-//   else env (BPG_BACKEND, if set and not "auto") -> that backend, same rule;
-//   else the first registered backend, in preference order, that supports
-//   the partition. The reference backend supports everything, so this
-//   always succeeds. Returns the backend and, in *reason, why it was chosen.
+// THE dispatch rule: which backend runs a compiled partition (documented in
+// dispatch.cpp). requested != auto_select, or env (BPG_BACKEND) naming a
+// backend, forces it (error if absent or unable); else the first backend of
+// `order` that runs the partition. Returns it and, in *reason, why.
+const backend &choose_backend(const partition_problem &p, backend_kind requested, const char *env,
+        const std::vector<const backend *> &order, std::string *reason = nullptr);
+// The same over registered_backends().
 const backend &choose_backend(const partition_problem &p, backend_kind requested,
         const char *env, std::string *reason = nullptr);
 

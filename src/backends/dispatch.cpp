@@ -8,13 +8,11 @@
 namespace bpg::backends {
 
 const std::vector<const backend *> &registered_backends() {
-    // Order = preference for auto_select. Fast backends are added before
-    // the reference, which claims whatever is left.
+    // Preference order of the dispatch rule (see choose_backend).
     static const tbb_backend_impl tbb;
-    static const ref_backend ref;
-    // dnnl comes after ref: reached only when forced, until the rule is redesigned.
     static const dnnl_backend dnnl;
-    static const std::vector<const backend *> all {&tbb, &ref, &dnnl};
+    static const ref_backend ref;
+    static const std::vector<const backend *> all {&tbb, &dnnl, &ref};
     return all;
 }
 
@@ -26,46 +24,66 @@ const backend *find_backend(backend_kind k) {
 
 namespace {
 
+std::string names(const std::vector<const backend *> &order) {
+    std::string s;
+    for (const backend *b : order) s += std::string(s.empty() ? "" : ", ") + to_string(b->kind());
+    return s;
+}
+
 const backend &forced(const partition_problem &p, backend_kind k, const std::string &why,
-        std::string *reason) {
-    const backend *b = find_backend(k);
-    if (!b) {
-        std::string available;
-        for (const backend *r : registered_backends())
-            available += std::string(available.empty() ? "" : ", ") + to_string(r->kind());
+        const std::vector<const backend *> &order, std::string *reason) {
+    const backend *b = nullptr;
+    for (const backend *x : order)
+        if (x->kind() == k) b = x;
+    if (!b)
         throw error(status::unimplemented,
                 std::string("partition ") + p.pattern + ": backend '" + to_string(k)
-                        + "' is not available in this build (available: " + available + ")");
-    }
-    std::string no = b->why_unsupported(p);
+                        + "' is not available in this build (available: " + names(order) + ")");
+    const std::string no = b->why_unsupported(p);
     if (!no.empty())
         throw error(status::unimplemented,
-                std::string("partition ") + p.pattern + ": backend '" + to_string(k)
-                        + "' cannot run it: " + no);
+                std::string("partition ") + p.pattern + ": backend '" + to_string(k) + "' cannot run it: " + no);
     if (reason) *reason = why;
     return *b;
 }
 
 } // namespace
 
-const backend &choose_backend(const partition_problem &p, backend_kind requested,
-        const char *env, std::string *reason) {
-    if (requested != backend_kind::auto_select)
-        return forced(p, requested, "requested by the caller", reason);
+// THE dispatch rule. With a backend forced (by the caller, or BPG_BACKEND),
+// that backend or an error. Otherwise the first backend, in this order, that
+// computes the partition exactly:
+//   1. tbb  - our oneTBB kernels: on every bpg-bench case that both tbb and
+//             oneDNN run they are at least as fast (README, "Performance"),
+//             and they run every layout through a planned reorder;
+//   2. dnnl - oneDNN 2.6 primitives, where they compute SEMANTICS.md exactly;
+//   3. ref  - the reference, which runs everything.
+// The reason names the backends passed over and why.
+const backend &choose_backend(const partition_problem &p, backend_kind requested, const char *env,
+        const std::vector<const backend *> &order, std::string *reason) {
+    if (requested != backend_kind::auto_select) return forced(p, requested, "requested by the caller", order, reason);
     if (env && *env) {
         backend_kind k;
         if (!backend_from_string(env, k))
-            throw error(status::invalid_argument,
-                    std::string("BPG_BACKEND=") + env + " is not one of auto, ref, tbb, dnnl");
+            throw error(status::invalid_argument, std::string("BPG_BACKEND=") + env + " is not one of auto, ref, tbb, dnnl");
         if (k != backend_kind::auto_select)
-            return forced(p, k, std::string("requested by BPG_BACKEND=") + env, reason);
+            return forced(p, k, std::string("requested by BPG_BACKEND=") + env, order, reason);
     }
-    for (const backend *b : registered_backends())
-        if (b->why_unsupported(p).empty()) {
-            if (reason) *reason = std::string("first backend in preference order that supports it");
+    std::string passed;
+    for (const backend *b : order) {
+        const std::string no = b->why_unsupported(p);
+        if (no.empty()) {
+            if (reason)
+                *reason = passed.empty() ? std::string("first choice of the dispatch rule (") + names(order) + ")"
+                                         : "dispatch rule (" + names(order) + "); passed over " + passed;
             return *b;
         }
-    throw error(status::unimplemented, "partition " + p.pattern + ": no backend supports it");
+        passed += std::string(passed.empty() ? "" : "; ") + to_string(b->kind()) + ": " + no;
+    }
+    throw error(status::unimplemented, "partition " + p.pattern + ": no backend runs it (" + passed + ")");
+}
+
+const backend &choose_backend(const partition_problem &p, backend_kind requested, const char *env, std::string *reason) {
+    return choose_backend(p, requested, env, registered_backends(), reason);
 }
 
 } // namespace bpg::backends

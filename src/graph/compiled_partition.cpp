@@ -171,6 +171,7 @@ const std::vector<logical_tensor> &compiled_partition::get_inputs() const { retu
 const std::vector<logical_tensor> &compiled_partition::get_outputs() const { return checked(impl_).outputs; }
 backend_kind compiled_partition::get_backend() const { return checked(impl_).backend; }
 std::string compiled_partition::get_backend_name() const { return to_string(checked(impl_).backend); }
+std::string compiled_partition::get_dispatch_reason() const { return checked(impl_).dispatch_reason; }
 
 std::string compiled_partition::describe() const {
     const impl &cp = checked(impl_);

@@ -100,6 +100,7 @@ std::vector<partition_report> graph_runner::run() {
         rep.pattern = p.get_pattern_name();
         rep.ops = p.get_ops();
         rep.backend = cp.get_backend_name();
+        rep.dispatch_reason = cp.get_dispatch_reason();
         rep.description = cp.describe();
         rep.median_ms = times[times.size() / 2];
         rep.min_ms = times.front();

@@ -24,6 +24,7 @@ struct partition_report {
     std::string pattern;
     std::vector<size_t> ops;
     std::string backend;
+    std::string dispatch_reason;
     std::string description;
     double median_ms = 0, min_ms = 0;
     bool checked = false;

@@ -14,6 +14,7 @@
 
 #include "bpg/json.hpp"
 #include "bpg/threading.hpp"
+#include "../common/openmp_policy.hpp"
 #include "graph_runner.hpp"
 #include "io/benchdnn_rewrite.hpp"
 
@@ -71,7 +72,7 @@ int run(const cli_options &o) {
         std::printf("partition %zu %-16s ops [%s] ran on %-4s %9.3f ms (median of %d, min %.3f)", p.id,
                 p.pattern.c_str(), join(p.ops).c_str(), p.backend.c_str(), p.median_ms, ro.repeat, p.min_ms);
         if (p.checked) std::printf("  max|err| vs ref %.3g (%.3g of max|ref|)", p.max_abs_err, p.max_rel_err);
-        std::printf("\n    %s\n", p.description.c_str());
+        std::printf("\n    %s\n    backend: %s\n", p.description.c_str(), p.dispatch_reason.c_str());
     }
     std::printf("total: %.3f ms\n", total);
     const auto written = runner.write_outputs(o.outputs_dir);
@@ -82,6 +83,7 @@ int run(const cli_options &o) {
 } // namespace
 
 int main(int argc, char **argv) {
+    bpg::tools::use_passive_openmp(argv);
     cli_options o;
     CLI::App app {"bpg-run: run a oneDNN Graph JSON graph with backprop-graph"};
     app.add_option("graph", o.graph_path, "graph JSON file (oneDNN Graph serialization)")->required();

@@ -1,0 +1,76 @@
+// The one dispatch rule (backends::choose_backend), on fake backends so every
+// branch is reachable, and on the real registry for the cases it decides.
+#include <cstdlib>
+
+#include <gtest/gtest.h>
+
+#include "backends/backend.hpp"
+#include "support/expect_error.hpp"
+
+namespace bpg::backends {
+namespace {
+
+// A backend that runs a partition unless its pattern is in `refuses`.
+class fake : public backend {
+public:
+    fake(backend_kind k, std::string refuses) : kind_(k), refuses_(std::move(refuses)) {}
+    backend_kind kind() const override { return kind_; }
+    std::string why_unsupported(const partition_problem &p) const override {
+        return p.pattern == refuses_ ? "refuses " + p.pattern : "";
+    }
+    std::unique_ptr<kernel> compile(const partition_problem &) const override { return nullptr; }
+
+private:
+    backend_kind kind_;
+    std::string refuses_;
+};
+
+partition_problem pattern(const std::string &name) {
+    partition_problem p;
+    p.pattern = name;
+    return p;
+}
+
+TEST(Dispatch, FirstBackendInPreferenceOrderThatRunsThePartition) {
+    const fake tbb(backend_kind::tbb, "a"), dnnl(backend_kind::dnnl, "b"), ref(backend_kind::ref, "");
+    const std::vector<const backend *> order {&tbb, &dnnl, &ref};
+    std::string why;
+    EXPECT_EQ(&choose_backend(pattern("c"), backend_kind::auto_select, nullptr, order, &why), &tbb);
+    EXPECT_NE(why.find("first choice"), std::string::npos) << why;
+    EXPECT_EQ(&choose_backend(pattern("a"), backend_kind::auto_select, nullptr, order, &why), &dnnl);
+    EXPECT_NE(why.find("passed over tbb: refuses a"), std::string::npos) << why;
+    const fake dnnl_a(backend_kind::dnnl, "a");
+    EXPECT_EQ(&choose_backend(pattern("a"), backend_kind::auto_select, nullptr, {&tbb, &dnnl_a, &ref}, &why), &ref);
+    test::expect_error([&] { choose_backend(pattern("a"), backend_kind::auto_select, nullptr, {&tbb, &dnnl_a}); },
+            status::unimplemented, {"no backend runs it", "tbb: refuses a", "dnnl: refuses a"});
+}
+
+TEST(Dispatch, ForcedBackendsAndTheEnvironment) {
+    const fake tbb(backend_kind::tbb, "a"), ref(backend_kind::ref, "");
+    const std::vector<const backend *> order {&tbb, &ref};
+    std::string why;
+    EXPECT_EQ(&choose_backend(pattern("c"), backend_kind::ref, nullptr, order, &why), &ref);
+    EXPECT_EQ(why, "requested by the caller");
+    test::expect_error([&] { choose_backend(pattern("a"), backend_kind::tbb, nullptr, order); }, status::unimplemented,
+            {"backend 'tbb' cannot run it: refuses a"});
+    test::expect_error([&] { choose_backend(pattern("c"), backend_kind::dnnl, nullptr, order); }, status::unimplemented,
+            {"'dnnl' is not available", "available: tbb, ref"});
+    EXPECT_EQ(&choose_backend(pattern("c"), backend_kind::auto_select, "ref", order, &why), &ref);
+    EXPECT_EQ(why, "requested by BPG_BACKEND=ref");
+    EXPECT_EQ(&choose_backend(pattern("c"), backend_kind::auto_select, "auto", order), &tbb);
+    // The caller's request wins over the environment.
+    EXPECT_EQ(&choose_backend(pattern("c"), backend_kind::tbb, "ref", order), &tbb);
+    test::expect_error([&] { choose_backend(pattern("c"), backend_kind::auto_select, "fast", order); },
+            status::invalid_argument, {"BPG_BACKEND=fast"});
+}
+
+TEST(Dispatch, RegistryOrderIsTbbDnnlRef) {
+    const auto &order = registered_backends();
+    ASSERT_EQ(order.size(), 3u);
+    EXPECT_EQ(order[0]->kind(), backend_kind::tbb);
+    EXPECT_EQ(order[1]->kind(), backend_kind::dnnl);
+    EXPECT_EQ(order[2]->kind(), backend_kind::ref);
+}
+
+} // namespace
+} // namespace bpg::backends
