@@ -87,6 +87,9 @@ std::vector<partition_report> graph_runner::run() {
             auto it = buffers_.emplace(lt.get_id(), host_buffer(lt)).first;
             out_t.emplace_back(lt, eng, it->second.data());
         }
+        // With several timed runs, one untimed run first: the first execute
+        // also pays for starting threads and touching fresh output pages.
+        if (opts_.repeat > 1) cp.execute(strm, in_t, out_t);
         std::vector<double> times;
         for (int r = 0; r < opts_.repeat; ++r) {
             const double t0 = now_ms();

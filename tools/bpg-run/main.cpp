@@ -91,7 +91,7 @@ int main(int argc, char **argv) {
     app.add_option("--outputs", o.outputs_dir, "write graph output K to DIR/K.npy");
     app.add_option("--backend", o.backend, "auto (dispatch rule), ref, tbb or dnnl");
     app.add_option("--threads", o.threads, "threads of every backend (default: all cores)");
-    app.add_option("--repeat", o.repeat, "timed executions per partition (median printed)");
+    app.add_option("--repeat", o.repeat, "timed executions per partition (median printed; one untimed run first when > 1)");
     app.add_flag("--no-check", o.no_check, "skip the comparison with the reference backend");
     app.add_option("--dt", o.dt, "benchdnn rewrite: data type of floating data tensors");
     app.add_option("--in-shapes", o.in_shapes, "benchdnn rewrite: ID:SHAPE[*TAG]+...");
