@@ -21,6 +21,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "../common/openmp_policy.hpp"
 #include "bpg/threading.hpp"
 #include "report.hpp"
 #include "suites.hpp"
@@ -173,6 +174,9 @@ int run(const cli_options &o, const given &g) {
 } // namespace
 
 int main(int argc, char **argv) {
+    // oneDNN's OpenMP workers must not spin while oneTBB (a backend or the
+    // streaming kernel) runs next: restart with OMP_WAIT_POLICY=passive.
+    bpg::tools::use_passive_openmp(argv);
     cli_options o;
     given g;
     CLI::App app {"bpg-bench: time InterpolateBackprop / BatchNormTrainingBackprop per backend against a "

@@ -1,5 +1,6 @@
 #include "report.hpp"
 
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <thread>
@@ -62,6 +63,8 @@ machine_info read_machine(int threads) {
     m.cores = int(std::thread::hardware_concurrency());
     m.threads = threads;
     m.date = utc_now();
+    const char *policy = std::getenv("OMP_WAIT_POLICY");
+    m.omp_wait_policy = policy ? policy : "";
     return m;
 }
 
@@ -80,8 +83,9 @@ table_printer::table_printer(std::FILE *out, size_t desc_width)
     : out_(out), width_(int(std::max<size_t>(desc_width, 4))) {}
 
 void table_printer::header(const machine_info &m, const run_config &cfg) {
-    std::fprintf(out_, "bpg-bench (backprop-graph %s): %s, %d cores, %d threads used, %s\n",
-            version_string().c_str(), m.cpu.c_str(), m.cores, m.threads, m.date.c_str());
+    std::fprintf(out_, "bpg-bench (backprop-graph %s): %s, %d cores, %d threads used, %s, OMP_WAIT_POLICY=%s\n",
+            version_string().c_str(), m.cpu.c_str(), m.cores, m.threads, m.date.c_str(),
+            m.omp_wait_policy.empty() ? "(unset)" : m.omp_wait_policy.c_str());
     std::fprintf(out_,
             "median and min of %d runs after %d warm-up runs; GB/s = bytes moved / median; "
             "x stream = median / streaming kernel's median; x dnnl = median / dnnl's median\n\n",
@@ -118,6 +122,7 @@ nlohmann::ordered_json to_json(const machine_info &m, const run_config &cfg, con
     doc["tool"] = "bpg-bench";
     doc["version"] = version_string();
     doc["machine"] = {{"cpu", m.cpu}, {"cores", m.cores}};
+    doc["omp_wait_policy"] = m.omp_wait_policy.empty() ? json(nullptr) : json(m.omp_wait_policy);
     doc["date"] = m.date;
     doc["threads"] = m.threads;
     doc["repeat"] = cfg.repeat;

@@ -17,6 +17,7 @@ struct machine_info {
     int cores = 0;    // logical CPUs the OS reports
     int threads = 0;  // threads the backends and the streaming kernel use
     std::string date; // UTC, ISO 8601
+    std::string omp_wait_policy; // OMP_WAIT_POLICY (oneDNN runs on OpenMP); empty if unset
 };
 machine_info read_machine(int threads);
 
