@@ -53,14 +53,14 @@ backend_result run_backend(backend_kind k, const bench_case &c, const case_graph
     for (const logical_tensor &lt : cp.get_inputs()) ins.emplace_back(lt, eng, b.at(lt.get_id()).data());
     for (const logical_tensor &lt : cp.get_outputs()) outs.emplace_back(lt, eng, b.at(lt.get_id()).data());
     const stream strm(eng);
-    r.t = time_runs(cfg.warmup, cfg.repeat, [&] { cp.execute(strm, ins, outs); });
+    r.t = summarize(sample_runs(cfg.warmup, cfg.repeat, [&] { cp.execute(strm, ins, outs); }));
     r.ok = true;
     return r;
 }
 
 } // namespace
 
-timing time_runs(int warmup, int repeat, const std::function<void()> &f) {
+std::vector<double> sample_runs(int warmup, int repeat, const std::function<void()> &f) {
     using clock = std::chrono::steady_clock;
     for (int i = 0; i < warmup; ++i) f();
     std::vector<double> ms;
@@ -69,9 +69,13 @@ timing time_runs(int warmup, int repeat, const std::function<void()> &f) {
         f();
         ms.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
     }
-    std::sort(ms.begin(), ms.end());
+    return ms;
+}
+
+timing summarize(std::vector<double> ms) {
     timing t;
     if (ms.empty()) return t;
+    std::sort(ms.begin(), ms.end());
     const size_t h = ms.size() / 2;
     t.median_ms = ms.size() % 2 ? ms[h] : (ms[h - 1] + ms[h]) / 2;
     t.min_ms = ms.front();
@@ -99,11 +103,18 @@ case_result run_case(const bench_case &c, const run_config &cfg) {
     }
     for (const logical_tensor &lt : cg.outputs) b.emplace(lt.get_id(), tools::host_buffer(lt));
 
+    // The streaming kernel is timed before and after the backends and
+    // summarised over both sets, so that a passing disturbance or a drift of
+    // the machine (shared, turbo) weighs on it as on the backends.
     double sum = 0;
-    res.stream = time_runs(cfg.warmup, cfg.repeat, [&] { sum += run_stream(c, b); });
-    checksum_sink = checksum_sink + sum;
-
+    const auto stream_once = [&] { sum += run_stream(c, b); };
+    std::vector<double> stream_ms = sample_runs(cfg.warmup, cfg.repeat, stream_once);
     for (backend_kind k : cfg.backends) res.results.push_back(run_backend(k, c, cg, parts[0], b, cfg));
+    const std::vector<double> after = sample_runs(cfg.warmup > 0 ? 1 : 0, cfg.repeat, stream_once);
+    stream_ms.insert(stream_ms.end(), after.begin(), after.end());
+    checksum_sink = checksum_sink + sum;
+    res.stream = summarize(stream_ms);
+    res.stream_runs = int(stream_ms.size());
     return res;
 }
 

@@ -17,9 +17,10 @@ struct timing {
 };
 
 // `warmup` untimed calls, then `repeat` calls each timed with
-// std::chrono::steady_clock; the median (mean of the two middle values for
-// an even count) and the minimum.
-timing time_runs(int warmup, int repeat, const std::function<void()> &f);
+// std::chrono::steady_clock (milliseconds, in call order).
+std::vector<double> sample_runs(int warmup, int repeat, const std::function<void()> &f);
+// The median (mean of the two middle values for an even count) and minimum.
+timing summarize(std::vector<double> ms);
 
 struct run_config {
     // Backends to try, in report order. auto_select means the library's
@@ -44,7 +45,8 @@ struct case_result {
     bench_case c;
     std::string description;
     int64_t bytes = 0;
-    timing stream;
+    timing stream; // over `repeat` runs before the backends and `repeat` after
+    int stream_runs = 0;
     std::vector<backend_result> results;
 };
 

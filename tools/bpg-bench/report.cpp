@@ -87,9 +87,10 @@ void table_printer::header(const machine_info &m, const run_config &cfg) {
             version_string().c_str(), m.cpu.c_str(), m.cores, m.threads, m.date.c_str(),
             m.omp_wait_policy.empty() ? "(unset)" : m.omp_wait_policy.c_str());
     std::fprintf(out_,
-            "median and min of %d runs after %d warm-up runs; GB/s = bytes moved / median; "
-            "x stream = median / streaming kernel's median; x dnnl = median / dnnl's median\n\n",
-            cfg.repeat, cfg.warmup);
+            "median and min of %d runs after %d warm-up runs (stream: %d before the backends, %d after); "
+            "GB/s = bytes moved / median;\nx stream = median / streaming kernel's median; "
+            "x dnnl = median / dnnl's median\n\n",
+            cfg.repeat, cfg.warmup, cfg.repeat, cfg.repeat);
     std::fprintf(out_, "%-*s  %-9s %10s %10s %8s %9s %8s\n", width_, "case", "backend", "median ms", "min ms",
             "GB/s", "x stream", "x dnnl");
     std::fflush(out_);
@@ -150,6 +151,7 @@ nlohmann::ordered_json to_json(const machine_info &m, const run_config &cfg, con
         jc["bytes"] = r.bytes;
         jc["stream_ms"] = r.stream.median_ms;
         jc["stream_min_ms"] = r.stream.min_ms;
+        jc["stream_runs"] = r.stream_runs;
         jc["stream_gbps"] = gbps(r.bytes, r.stream.median_ms);
         json results = json::array();
         for (const backend_result &b : r.results) {
