@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -77,6 +78,9 @@ TEST(BpgBench, InterpolateOnRefReportsEveryField) {
     EXPECT_EQ(doc.at("date").get<std::string>().size(), 20u); // 2026-11-01T00:00:00Z
     EXPECT_EQ(doc.at("threads"), 2);                          // the default
     EXPECT_EQ(doc.at("repeat"), 2);
+    // The tool restarts itself with OMP_WAIT_POLICY=passive unless it is set.
+    const char *policy = std::getenv("OMP_WAIT_POLICY");
+    EXPECT_EQ(doc.at("omp_wait_policy"), policy ? policy : "passive");
     ASSERT_EQ(doc.at("cases").size(), 1u);
     const json &c = doc.at("cases")[0];
     EXPECT_EQ(c.at("op"), "interpolate");
@@ -88,6 +92,7 @@ TEST(BpgBench, InterpolateOnRefReportsEveryField) {
     EXPECT_EQ(c.at("format"), "NCX");
     EXPECT_EQ(c.at("dtype"), "f32");
     EXPECT_EQ(c.at("bytes"), 4 * (2 * 3 * 5 * 4 + 2 * 3 * 10 * 7)); // diff_src + diff_dst
+    EXPECT_EQ(c.at("stream_runs"), 4); // --repeat 2 before the backends and 2 after
     check_results(c, {"ref"});
     const json &ref = c.at("results")[0];
     EXPECT_EQ(ref.at("status"), "ok");
