@@ -18,8 +18,9 @@
 #include "tools/tool_runner.hpp"
 
 // The streaming kernel is compiled into bpg-bench, not into the library;
-// the test builds its one source file here to check it directly.
-#include "../../tools/bpg-bench/stream_kernel.cpp"
+// the test builds its sources here to check them directly.
+#include "../../tools/bpg-bench/stream_bn.cpp"
+#include "../../tools/bpg-bench/stream_interp.cpp"
 
 namespace bpg::test {
 namespace {
@@ -219,35 +220,36 @@ TEST(BpgBench, BadOptionsExit2WithOneLine) {
     }
 }
 
-// Output j must be the sum of inputs [floor(j*n_in/n_out), floor((j+1)*n_in/n_out)),
-// so every input is read once, for every kind of ratio (integer up, integer
-// down, fractional both ways) and both element widths.
+// Runs stream_reduce with the output `offset` elements into its buffer (an
+// odd offset gives the non-temporal path an unaligned head and tail) and
+// counts outputs that are not the sum of their group
+// [floor(j*n_in/n_out), floor((j+1)*n_in/n_out)).
+template <typename T> int64_t wrong_sums(data_type dt, int64_t n_in, int64_t n_out, bool nt, int64_t offset) {
+    std::vector<T> in(static_cast<size_t>(n_in)), buf(static_cast<size_t>(n_out + offset), T(99));
+    for (int64_t i = 0; i < n_in; ++i) in[size_t(i)] = T(i % 7 + 1);
+    bench::stream_reduce(dt, in.data(), n_in, buf.data() + offset, n_out, nt);
+    int64_t wrong = buf[0] != T(99) && offset > 0;
+    for (int64_t j = 0; j < n_out; ++j) {
+        T want = 0;
+        for (int64_t i = j * n_in / n_out; i < (j + 1) * n_in / n_out; ++i) want = T(want + in[size_t(i)]);
+        wrong += buf[size_t(j + offset)] != want;
+    }
+    return wrong;
+}
+
+// Every input is read once, for every kind of ratio (integer up, integer
+// down, fractional both ways), both element widths and both ways of storing.
 TEST(BpgBench, StreamKernelReadsEveryInputOnce) {
     const int64_t sizes[] = {1, 2, 3, 7, 8, 21, 64, 999, 65537, 200003, 1 << 18};
     for (int64_t n_in : sizes)
-        for (int64_t n_out : sizes) {
-            std::vector<float> in(static_cast<size_t>(n_in)), out(static_cast<size_t>(n_out), -1.f);
-            std::vector<uint16_t> in16(static_cast<size_t>(n_in)), out16(static_cast<size_t>(n_out), 0xffff);
-            for (int64_t i = 0; i < n_in; ++i) {
-                in[size_t(i)] = float(i % 7 + 1);
-                in16[size_t(i)] = uint16_t(i % 5 + 1);
-            }
-            bench::stream_reduce(data_type::f32, in.data(), n_in, out.data(), n_out);
-            bench::stream_reduce(data_type::bf16, in16.data(), n_in, out16.data(), n_out);
-            int wrong = 0;
-            for (int64_t j = 0; j < n_out && wrong < 3; ++j) {
-                const int64_t b = j * n_in / n_out, e = (j + 1) * n_in / n_out;
-                float want = 0;
-                uint32_t want16 = 0;
-                for (int64_t i = b; i < e; ++i) {
-                    want += in[size_t(i)];
-                    want16 += in16[size_t(i)];
+        for (int64_t n_out : sizes)
+            for (bool nt : {false, true})
+                for (int64_t offset : {0, 1}) {
+                    EXPECT_EQ(wrong_sums<float>(data_type::f32, n_in, n_out, nt, offset), 0)
+                            << n_in << " -> " << n_out << " nt " << nt << " offset " << offset;
+                    EXPECT_EQ(wrong_sums<uint16_t>(data_type::bf16, n_in, n_out, nt, offset), 0)
+                            << n_in << " -> " << n_out << " nt " << nt << " offset " << offset;
                 }
-                if (out[size_t(j)] != want || out16[size_t(j)] != uint16_t(want16)) ++wrong;
-                EXPECT_EQ(out[size_t(j)], want) << n_in << " -> " << n_out << " at " << j;
-                EXPECT_EQ(out16[size_t(j)], uint16_t(want16)) << n_in << " -> " << n_out << " at " << j;
-            }
-        }
 }
 
 // The batchnorm yardsticks write every diff_src element (an odd length, so
@@ -259,12 +261,14 @@ TEST(BpgBench, StreamBatchnormKernelsWriteEveryOutput) {
         src[size_t(i)] = float(i % 11) - 5;
         dd[size_t(i)] = float(i % 3) + 1;
     }
-    for (int pass : {1, 2}) {
-        std::vector<float> ds(static_cast<size_t>(n), std::nanf(""));
-        if (pass == 1) bench::stream_bn_one_pass(data_type::f32, src.data(), dd.data(), ds.data(), n);
-        else bench::stream_bn_two_pass(data_type::f32, src.data(), dd.data(), ds.data(), n);
-        EXPECT_EQ(std::count_if(ds.begin(), ds.end(), [](float v) { return std::isnan(v); }), 0) << pass;
-    }
+    for (int pass : {1, 2})
+        for (bool nt : {false, true}) {
+            std::vector<float> ds(static_cast<size_t>(n), std::nanf(""));
+            if (pass == 1) bench::stream_bn_one_pass(data_type::f32, src.data(), dd.data(), ds.data(), n, nt);
+            else bench::stream_bn_two_pass(data_type::f32, src.data(), dd.data(), ds.data(), n, nt);
+            EXPECT_EQ(std::count_if(ds.begin(), ds.end(), [](float v) { return std::isnan(v); }), 0)
+                    << pass << " pass(es), nt " << nt;
+        }
 }
 
 } // namespace

@@ -18,13 +18,13 @@ using buffers = std::map<size_t, tools::host_buffer>;
 volatile double checksum_sink = 0;
 
 // The streaming kernel of a case, on the case's own buffers (ids of build_graph).
-double run_stream(const bench_case &c, const buffers &b) {
+double run_stream(const bench_case &c, const buffers &b, bool nt) {
     if (c.op == bench_op::interpolate)
-        return stream_reduce(c.dtype, b.at(1).data(), element_count(c.dst), b.at(2).data(), element_count(c.src));
+        return stream_reduce(c.dtype, b.at(1).data(), element_count(c.dst), b.at(2).data(), element_count(c.src), nt);
     const int64_t n = element_count(c.shape);
-    if (!c.global_stats) return stream_bn_two_pass(c.dtype, b.at(0).data(), b.at(1).data(), b.at(5).data(), n);
-    if (c.outputs == 3) return stream_bn_one_pass(c.dtype, b.at(0).data(), b.at(1).data(), b.at(5).data(), n);
-    return stream_reduce(c.dtype, b.at(1).data(), n, b.at(5).data(), n);
+    if (!c.global_stats) return stream_bn_two_pass(c.dtype, b.at(0).data(), b.at(1).data(), b.at(5).data(), n, nt);
+    if (c.outputs == 3) return stream_bn_one_pass(c.dtype, b.at(0).data(), b.at(1).data(), b.at(5).data(), n, nt);
+    return stream_reduce(c.dtype, b.at(1).data(), n, b.at(5).data(), n, nt);
 }
 
 backend_result run_backend(backend_kind k, const bench_case &c, const case_graph &cg, const partition &p,
@@ -103,18 +103,27 @@ case_result run_case(const bench_case &c, const run_config &cfg) {
     }
     for (const logical_tensor &lt : cg.outputs) b.emplace(lt.get_id(), tools::host_buffer(lt));
 
-    // The streaming kernel is timed before and after the backends and
-    // summarised over both sets, so that a passing disturbance or a drift of
-    // the machine (shared, turbo) weighs on it as on the backends.
+    // The streaming kernel is timed with ordinary and with non-temporal
+    // stores, each before and after the backends, and summarised over both
+    // sets, so that a passing disturbance or a drift of the machine weighs on
+    // it as on the backends. The faster way of storing is the yardstick.
     double sum = 0;
-    const auto stream_once = [&] { sum += run_stream(c, b); };
-    std::vector<double> stream_ms = sample_runs(cfg.warmup, cfg.repeat, stream_once);
+    std::vector<double> ms[2]; // [nontemporal]
+    const auto sample_stream = [&](int warmup) {
+        for (int nt = 0; nt < 2; ++nt) {
+            const std::vector<double> t = sample_runs(warmup, cfg.repeat, [&] { sum += run_stream(c, b, nt == 1); });
+            ms[nt].insert(ms[nt].end(), t.begin(), t.end());
+        }
+    };
+    sample_stream(cfg.warmup);
     for (backend_kind k : cfg.backends) res.results.push_back(run_backend(k, c, cg, parts[0], b, cfg));
-    const std::vector<double> after = sample_runs(cfg.warmup > 0 ? 1 : 0, cfg.repeat, stream_once);
-    stream_ms.insert(stream_ms.end(), after.begin(), after.end());
+    sample_stream(cfg.warmup > 0 ? 1 : 0);
     checksum_sink = checksum_sink + sum;
-    res.stream = summarize(stream_ms);
-    res.stream_runs = int(stream_ms.size());
+    res.stream_regular = summarize(ms[0]);
+    res.stream_nontemporal = summarize(ms[1]);
+    res.stream_stores_nontemporal = res.stream_nontemporal.median_ms < res.stream_regular.median_ms;
+    res.stream = res.stream_stores_nontemporal ? res.stream_nontemporal : res.stream_regular;
+    res.stream_runs = int(ms[0].size());
     return res;
 }
 

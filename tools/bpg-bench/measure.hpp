@@ -45,7 +45,10 @@ struct case_result {
     bench_case c;
     std::string description;
     int64_t bytes = 0;
-    timing stream; // over `repeat` runs before the backends and `repeat` after
+    // The streaming kernel with each way of storing (`repeat` runs before the
+    // backends and `repeat` after, stream_runs in all), and the faster one.
+    timing stream_regular, stream_nontemporal, stream;
+    bool stream_stores_nontemporal = false;
     int stream_runs = 0;
     std::vector<backend_result> results;
 };

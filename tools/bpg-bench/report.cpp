@@ -87,7 +87,8 @@ void table_printer::header(const machine_info &m, const run_config &cfg) {
             version_string().c_str(), m.cpu.c_str(), m.cores, m.threads, m.date.c_str(),
             m.omp_wait_policy.empty() ? "(unset)" : m.omp_wait_policy.c_str());
     std::fprintf(out_,
-            "median and min of %d runs after %d warm-up runs (stream: %d before the backends, %d after); "
+            "median and min of %d runs after %d warm-up runs (stream: %d before the backends and %d after, with ordinary "
+            "and with non-temporal stores (stream:nt), the faster shown); "
             "GB/s = bytes moved / median;\nx stream = median / streaming kernel's median; "
             "x dnnl = median / dnnl's median\n\n",
             cfg.repeat, cfg.warmup, cfg.repeat, cfg.repeat);
@@ -111,7 +112,8 @@ void table_printer::print(const case_result &r) {
         if (xd > 0) std::fprintf(out_, " %8.2f\n", xd);
         else std::fprintf(out_, " %8s\n", "-");
     }
-    std::fprintf(out_, "%-*s  %-9s %10s %10s %8.2f %9.2f %8s\n\n", width_, desc, "stream",
+    std::fprintf(out_, "%-*s  %-9s %10s %10s %8.2f %9.2f %8s\n\n", width_, desc,
+            r.stream_stores_nontemporal ? "stream:nt" : "stream",
             ms_text(r.stream.median_ms).c_str(), ms_text(r.stream.min_ms).c_str(), gbps(r.bytes, r.stream.median_ms),
             1.0, "-");
     std::fflush(out_);
@@ -152,6 +154,9 @@ nlohmann::ordered_json to_json(const machine_info &m, const run_config &cfg, con
         jc["stream_ms"] = r.stream.median_ms;
         jc["stream_min_ms"] = r.stream.min_ms;
         jc["stream_runs"] = r.stream_runs;
+        jc["stream_stores"] = r.stream_stores_nontemporal ? "nontemporal" : "regular";
+        jc["stream_regular_ms"] = r.stream_regular.median_ms;
+        jc["stream_nontemporal_ms"] = r.stream_nontemporal.median_ms;
         jc["stream_gbps"] = gbps(r.bytes, r.stream.median_ms);
         json results = json::array();
         for (const backend_result &b : r.results) {

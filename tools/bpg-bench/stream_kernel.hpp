@@ -11,8 +11,16 @@
 // patterns in uint32): the bytes are what matters, and converting would make
 // the yardstick partly compute-bound (f16 conversion is branchy).
 //
+// Stores: with `nontemporal`, outputs leave through non-temporal stores,
+// which skip the read for ownership of each destination line; without, through
+// ordinary stores. Which is faster depends on whether the output fits in the
+// cache, so the caller times both and keeps the faster as the yardstick.
+// (Fractional downsampling, n_in < n_out with n_out % n_in != 0, always
+// uses ordinary stores.)
+//
 // Each returns a checksum of what it computed; the caller keeps it, so the
-// compiler cannot drop any of the work.
+// compiler cannot drop any of the work. Sources: stream_interp.cpp and
+// stream_bn.cpp.
 #pragma once
 
 #include <cstdint>
@@ -26,17 +34,19 @@ namespace bpg::bench {
 // floor((j+1)*n_in/n_out)): every input is read exactly once whether the
 // ratio n_in/n_out is an integer, a fraction or below 1 (downsampling, where
 // some outputs get an empty group and are written 0).
-double stream_reduce(data_type dt, const void *in, int64_t n_in, void *out, int64_t n_out);
+double stream_reduce(data_type dt, const void *in, int64_t n_in, void *out, int64_t n_out, bool nontemporal);
 
 // BatchNormTrainingBackprop, training: pass 1 reads src and diff_dst and
 // reduces them (sum dd, sum dd*src); pass 2 reads both again and writes
 // diff_src = a*dd + b*src with a, b taken from pass 1's sums.
-double stream_bn_two_pass(data_type dt, const void *src, const void *diff_dst, void *diff_src, int64_t n);
+double stream_bn_two_pass(data_type dt, const void *src, const void *diff_dst, void *diff_src, int64_t n,
+        bool nontemporal);
 
 // BatchNormTrainingBackprop, use_global_stats with diff_gamma: one pass that
 // reads src and diff_dst, reduces sum dd*src and writes diff_src = k*dd.
 // (Without diff_gamma, global stats reads only diff_dst: stream_reduce with
 // n_in == n_out.)
-double stream_bn_one_pass(data_type dt, const void *src, const void *diff_dst, void *diff_src, int64_t n);
+double stream_bn_one_pass(data_type dt, const void *src, const void *diff_dst, void *diff_src, int64_t n,
+        bool nontemporal);
 
 } // namespace bpg::bench
