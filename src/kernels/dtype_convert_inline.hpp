@@ -5,12 +5,11 @@
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 
 namespace bpg::kernels {
 
-inline float bits_f32(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
-inline uint32_t f32_bits_of(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
+inline float bits_f32(uint32_t u) { return __builtin_bit_cast(float, u); }
+inline uint32_t f32_bits_of(float f) { return __builtin_bit_cast(uint32_t, f); }
 
 inline float bf16_to_f32_inline(uint16_t h) { return bits_f32(uint32_t(h) << 16); }
 
@@ -25,12 +24,17 @@ inline uint16_t f32_to_bf16_inline(float f) {
 // and mantissa gives the value times 2^-112 (subnormals included), so one
 // exact multiply by 2^112 finishes normals and subnormals alike; inf/NaN
 // (exponent 31) are built directly.
+// Selects are written as masks (all ones or zero) so the loops have no
+// control flow for the vectorizer to give up on.
+inline uint32_t mask_if(bool c) { return 0u - uint32_t(c); }
+inline uint32_t select(uint32_t m, uint32_t a, uint32_t b) { return (a & m) | (b & ~m); }
+
 inline float f16_to_f32_inline(uint16_t h) {
     const uint32_t sign = uint32_t(h & 0x8000u) << 16;
     const uint32_t em = h & 0x7fffu;
     const uint32_t scaled = f32_bits_of(bits_f32(em << 13) * 0x1p112f);
     const uint32_t special = 0x7f800000u | ((em & 0x3ffu) << 13);
-    return bits_f32(sign | (em >= 0x7c00u ? special : scaled));
+    return bits_f32(sign | select(mask_if(em >= 0x7c00u), special, scaled));
 }
 
 // f32 -> f16, round to nearest even: normals by the usual bias-and-shift,
@@ -43,9 +47,9 @@ inline uint16_t f32_to_f16_inline(float f) {
     const uint32_t a = u & 0x7fffffffu;
     const uint32_t normal = (a + 0xfffu + ((a >> 13) & 1u) - (112u << 23)) >> 13;
     const uint32_t sub = f32_bits_of(bits_f32(a) + 0.5f) - 0x3f000000u;
-    uint32_t r = a < 0x38800000u ? sub : normal;
-    r = a >= 0x477ff000u ? 0x7c00u : r;                          // rounds to >= 65520: inf
-    r = a > 0x7f800000u ? (0x7e00u | ((a >> 13) & 0x3ffu)) : r;  // NaN
+    uint32_t r = select(mask_if(a < 0x38800000u), sub, normal);
+    r = select(mask_if(a >= 0x477ff000u), 0x7c00u, r);                          // rounds to >= 65520: inf
+    r = select(mask_if(a > 0x7f800000u), 0x7e00u | ((a >> 13) & 0x3ffu), r);   // NaN
     return uint16_t(sign | r);
 }
 

@@ -94,6 +94,7 @@ struct converted_slices {
 struct scratch {
     std::array<float_buffer, 4> acc; // accumulator of level k
     float_buffer out;                // final level result before storing
+    float_buffer rows;               // planar: the rows one final gather handles at once
     std::array<tap_list, 4> taps;    // taps of the current input, per level
     converted_slices ring;           // 16-bit data only
     void prepare(const interp_plan &p) {
@@ -101,6 +102,12 @@ struct scratch {
         for (int k = 0; k <= last; ++k) taps[size_t(k)].reserve(std::max<int64_t>(p.axes[size_t(k)].max_taps, 1));
         for (int k = 0; k < last; ++k) acc[size_t(k)].resize(p.slice_floats[size_t(k)]);
         out.resize(p.vector_mode ? p.run : p.in[size_t(last)]);
+        if (!p.vector_mode && last > 0) {
+            // Rows of the level above the last: all of its inputs (level 0:
+            // at most one task's share, bounded by the whole axis).
+            rows.resize(p.in[size_t(last - 1)] * p.run);
+            if (p.dt != data_type::f32) out.resize(p.in[size_t(last - 1)] * p.in[size_t(last)]);
+        }
         if (p.dt == data_type::f32) return;
         // Slots: every output one input reads, plus one (capped at ~4 MB).
         const int64_t slot = last > 0 ? p.slice_floats[0] : (p.vector_mode ? p.run : p.out[0]);
@@ -136,20 +143,36 @@ template <typename T> struct task {
         }
     }
 
-    // Levels 1..last from the dense accumulator of the level above.
+    // Planar: the last level over nrows rows (of p.run floats in s.rows)
+    // whose diff_src rows start at dst + r * row_stride.
+    BPG_ALWAYS_INLINE void final_rows(int64_t nrows, T *dst, int64_t row_stride) {
+        const kernels::axis_gather &g = p.axes[size_t(p.nsp - 1)];
+        if constexpr (std::is_same_v<T, float>) {
+            gather_rows(p.inner_rows, g, s.rows.data(), p.run, dst, row_stride, nrows);
+        } else {
+            gather_rows(p.inner_rows, g, s.rows.data(), p.run, s.out.data(), g.in, nrows);
+            for (int64_t r = 0; r < nrows; ++r) row_io<T>::store(s.out.data() + r * g.in, dst + r * row_stride, g.in);
+        }
+    }
+
+    // Levels 1..last from the dense accumulator of the level above. In
+    // planar mode the level above the last writes its rows into s.rows and
+    // the last level gathers them all at once.
     template <int K> BPG_ALWAYS_INLINE void level(const float *src, T *dst) {
         if constexpr (K < 4) {
             if (K == p.nsp - 1) return final_level(src, dst);
             if constexpr (K + 1 < 4) {
                 const kernels::axis_gather &g = p.axes[K];
-                float *acc = s.acc[K].data();
+                const bool batch = !p.vector_mode && K + 1 == p.nsp - 1;
                 const int64_t n = p.slice_floats[K];
                 tap_list &tl = s.taps[K];
                 for (int64_t i = 0; i < g.in; ++i) {
+                    float *acc = batch ? s.rows.data() + i * n : s.acc[K].data();
                     tl.collect(g, i, [&](int64_t out) { return src + out * n; });
                     weighted_sum(acc, n, tl.x.data(), tl.w.data(), tl.k);
-                    level<K + 1>(acc, dst + i * p.ds_sp[K]);
+                    if (!batch) level<K + 1>(acc, dst + i * p.ds_sp[K]);
                 }
+                if (batch) final_rows(g.in, dst, p.ds_sp[K]);
             }
         }
     }
@@ -172,16 +195,19 @@ template <typename T> struct task {
         if (p.nsp == 1) return level0_is_last(ia, ib);
         bool contiguous = true; // the slice's runs follow each other in diff_dst
         for (size_t r = 0; r < p.dd_rows0.size(); ++r) contiguous = contiguous && p.dd_rows0[r] == int64_t(r) * p.run;
-        float *acc = s.acc[0].data();
         const int64_t n = p.slice_floats[0];
+        const bool batch = !p.vector_mode && p.nsp == 2; // rows for one final gather
         tap_list &tl = s.taps[0];
-        // Level 0 is where diff_dst comes from memory, in short bursts (a few
-        // rows per input) between gathers: ask for the slices of input i + D
-        // (about 4 KB ahead) so they arrive while input i is computed.
+        // Level 0 is where diff_dst comes from memory. Short slices (NCX
+        // rows) come in bursts between gathers, too short for the hardware
+        // prefetcher: ask for the slices of input i + D (about 4 KB ahead).
+        // Long slices stream well by themselves, and prefetching them only
+        // fills the miss buffers.
         const int64_t slice_bytes = contiguous ? n * int64_t(sizeof(T)) : 0;
-        const int64_t ahead = slice_bytes > 0 ? std::max<int64_t>(1, (4096 + slice_bytes - 1) / slice_bytes) : 0;
+        const int64_t ahead = slice_bytes > 0 && slice_bytes <= 2048 ? (4096 + slice_bytes - 1) / slice_bytes : 0;
         int64_t prefetched = -1; // outputs up to this one were already requested
         for (int64_t i = ia; i < ib; ++i) {
+            float *acc = batch ? s.rows.data() + (i - ia) * n : s.acc[0].data();
             if (ahead && i + ahead < ib)
                 for (int64_t t = g.begin[size_t(i + ahead)]; t < g.begin[size_t(i + ahead) + 1]; ++t) {
                     const int64_t o = g.output[size_t(t)];
@@ -204,8 +230,9 @@ template <typename T> struct task {
                 tl.collect(g, i, [&](int64_t o) { return slice0(o, contiguous); });
                 weighted_sum(acc, n, tl.x.data(), tl.w.data(), tl.k);
             }
-            level<1>(acc, ds + i * p.ds_sp[0]);
+            if (!batch) level<1>(acc, ds + i * p.ds_sp[0]);
         }
+        if (batch) final_rows(ib - ia, ds + ia * p.ds_sp[0], p.ds_sp[0]);
     }
 
     // One spatial axis: level 0 is the last level and reads diff_dst itself.

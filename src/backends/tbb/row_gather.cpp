@@ -77,12 +77,78 @@ __attribute__((target("avx512f"))) void gather_avx512(const row_gather_table &t,
     }
 }
 
+// One slot's tables, ready in registers.
+struct slot_regs {
+    __m512i idx;
+    __m512 w;
+    __mmask16 lanes, lo, hi;
+    int64_t first;
+};
+
+template <int K>
+__attribute__((target("avx512f"), always_inline)) inline void rows_k(const slot_regs *sl, const float *src,
+        int64_t src_stride, float *out, int64_t out_stride, int64_t nrows, __mmask16 store) {
+    for (int64_t r = 0; r < nrows; ++r) {
+        const float *row = src + r * src_stride;
+        __m512 acc = _mm512_setzero_ps();
+        for (int k = 0; k < K; ++k) {
+            const __m512 a = _mm512_maskz_loadu_ps(sl[k].lo, row + sl[k].first);
+            const __m512 b = _mm512_maskz_loadu_ps(sl[k].hi, row + sl[k].first + 16);
+            acc = _mm512_mask3_fmadd_ps(_mm512_permutex2var_ps(a, sl[k].idx, b), sl[k].w, acc, sl[k].lanes);
+        }
+        _mm512_mask_storeu_ps(out + r * out_stride, store, acc);
+    }
+}
+
+__attribute__((target("avx512f"))) void gather_rows_avx512(const row_gather_table &t, const kernels::axis_gather &g,
+        const float *src, int64_t src_stride, float *out, int64_t out_stride, int64_t nrows) {
+    const int64_t nblocks = int64_t(t.block_slots.size()) - 1;
+    for (int64_t b = 0; b < nblocks; ++b) {
+        const int64_t k0 = t.block_slots[size_t(b)], nk = t.block_slots[size_t(b) + 1] - k0;
+        const int64_t n = std::min<int64_t>(16, g.in - 16 * b);
+        const __mmask16 store = __mmask16(n == 16 ? 0xffff : (1u << n) - 1u);
+        bool narrow = nk <= 8;
+        for (int64_t k = 0; k < nk && narrow; ++k) narrow = t.slots[size_t(k0 + k)].window <= 32;
+        if (!narrow) { // rare: many taps or a slot wider than 32 outputs
+            for (int64_t r = 0; r < nrows; ++r) gather_avx512(t, g, src + r * src_stride, out + r * out_stride + 16 * b, b, b + 1);
+            continue;
+        }
+        slot_regs sl[8];
+        for (int64_t k = 0; k < nk; ++k) {
+            const row_gather_table::slot &s = t.slots[size_t(k0 + k)];
+            const int32_t w = s.window, hi = w - 16;
+            sl[k] = {_mm512_loadu_si512(t.idx.data() + 16 * (k0 + k)), _mm512_loadu_ps(t.weight.data() + 16 * (k0 + k)),
+                    __mmask16(s.mask), w >= 16 ? __mmask16(0xffff) : __mmask16((1u << w) - 1u),
+                    hi >= 16 ? __mmask16(0xffff) : hi <= 0 ? __mmask16(0) : __mmask16((1u << hi) - 1u), s.first_output};
+        }
+        float *o = out + 16 * b;
+        switch (nk) { // a fixed tap count keeps the loop over rows in registers
+            case 1: rows_k<1>(sl, src, src_stride, o, out_stride, nrows, store); break;
+            case 2: rows_k<2>(sl, src, src_stride, o, out_stride, nrows, store); break;
+            case 3: rows_k<3>(sl, src, src_stride, o, out_stride, nrows, store); break;
+            case 4: rows_k<4>(sl, src, src_stride, o, out_stride, nrows, store); break;
+            case 5: rows_k<5>(sl, src, src_stride, o, out_stride, nrows, store); break;
+            case 6: rows_k<6>(sl, src, src_stride, o, out_stride, nrows, store); break;
+            case 7: rows_k<7>(sl, src, src_stride, o, out_stride, nrows, store); break;
+            case 8: rows_k<8>(sl, src, src_stride, o, out_stride, nrows, store); break;
+            default: // no taps: zeros
+                for (int64_t r = 0; r < nrows; ++r) _mm512_mask_storeu_ps(o + r * out_stride, store, _mm512_setzero_ps());
+        }
+    }
+}
+
 bool has_avx512() {
     static const bool yes = __builtin_cpu_supports("avx512f");
     return yes;
 }
 
 } // namespace
+
+void gather_rows(const row_gather_table &t, const kernels::axis_gather &g, const float *src, int64_t src_stride,
+        float *out, int64_t out_stride, int64_t nrows) {
+    if (has_avx512()) return gather_rows_avx512(t, g, src, src_stride, out, out_stride, nrows);
+    for (int64_t r = 0; r < nrows; ++r) gather_scalar(g, src + r * src_stride, out + r * out_stride, 0, g.in);
+}
 
 void gather_row(const row_gather_table &t, const kernels::axis_gather &g, const float *src, float *out,
         int64_t b0, int64_t b1) {

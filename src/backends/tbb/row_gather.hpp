@@ -34,4 +34,10 @@ row_gather_table make_row_gather(const kernels::axis_gather &g);
 void gather_row(const row_gather_table &t, const kernels::axis_gather &g, const float *src, float *out,
         int64_t b0, int64_t b1);
 
+// The same for nrows rows at once (row r of src at src + r * src_stride, of
+// out at out + r * out_stride, all inputs): a block's tap tables are loaded
+// into registers once and applied to every row.
+void gather_rows(const row_gather_table &t, const kernels::axis_gather &g, const float *src, int64_t src_stride,
+        float *out, int64_t out_stride, int64_t nrows);
+
 } // namespace bpg::tbb_backend
