@@ -21,6 +21,7 @@ namespace {
 constexpr int64_t planar_chunk = 4096; // elements of a run summed in f32 lanes
 constexpr int64_t vector_chunk = 256;  // rows summed in f32 per channel
 constexpr int lanes = 16;
+typedef float lanes16 __attribute__((vector_size(64)));
 
 // Data pointers of one execute (typed by the kernels that read them).
 struct data {
@@ -48,9 +49,17 @@ template <typename T, bn_fusion F> struct reader {
 // Element offset of (a, k, b) in a view.
 BPG_ALWAYS_INLINE int64_t at(const bn_view &v, int64_t a, int64_t k, int64_t b) { return a * v.a + k * v.k + b * v.b; }
 
-// Pass 1, planar: row (k, a) of B contiguous elements, in chunks.
+// Per-channel coefficients of pass 2: ds = a*dd + c2*(src - mean) + c0.
+struct coeffs {
+    std::vector<float> mean, a, c2, c0;
+};
+
+// Pass 1, planar: row (k, a) of B contiguous elements, in chunks. With
+// use_global_stats, diff_src = a * diff_dst needs no sums, so the same sweep
+// writes it (global != nullptr): one pass instead of two.
 template <typename T, bn_fusion F>
-BPG_ALWAYS_INLINE void sums_planar(const bn_plan &p, const data &d, const float *mean, double *partial, int64_t r0, int64_t r1) {
+BPG_ALWAYS_INLINE void sums_planar(const bn_plan &p, const data &d, const float *mean, double *partial, int64_t r0, int64_t r1,
+        const coeffs *global = nullptr) {
     const reader<T, F> rd(d);
     const int64_t nch = (p.B + planar_chunk - 1) / planar_chunk;
     for (int64_t r = r0; r < r1; ++r) {
@@ -59,18 +68,34 @@ BPG_ALWAYS_INLINE void sums_planar(const bn_plan &p, const data &d, const float 
         const float m = mean[k];
         for (int64_t c = 0; c < nch; ++c) {
             const int64_t b0 = c * planar_chunk, b1 = std::min(p.B, b0 + planar_chunk);
-            float s1[lanes] = {}, s2[lanes] = {};
+            // 16 f32 lanes as one vector value (one zmm register with AVX-512).
+            lanes16 v1 = {}, v2 = {};
+            const lanes16 mv = lanes16 {} + m;
             int64_t b = b0;
-            for (; b + lanes <= b1; b += lanes)
+            for (; b + lanes <= b1; b += lanes) {
+                float gb[lanes], xb[lanes];
                 for (int l = 0; l < lanes; ++l) {
-                    const float g = rd.dd(d0 + b + l, x0 + b + l);
-                    s1[l] += g;
-                    s2[l] += g * (rd.src(s0 + b + l, x0 + b + l) - m);
+                    gb[l] = rd.dd(d0 + b + l, x0 + b + l);
+                    xb[l] = rd.src(s0 + b + l, x0 + b + l);
                 }
+                lanes16 g, x;
+                __builtin_memcpy(&g, gb, sizeof g);
+                __builtin_memcpy(&x, xb, sizeof x);
+                v1 += g;
+                v2 += g * (x - mv);
+            }
+            float s1[lanes], s2[lanes];
+            __builtin_memcpy(s1, &v1, sizeof s1);
+            __builtin_memcpy(s2, &v2, sizeof s2);
             for (int l = 0; b < b1; ++b, ++l) {
                 const float g = rd.dd(d0 + b, x0 + b);
                 s1[l] += g;
                 s2[l] += g * (rd.src(s0 + b, x0 + b) - m);
+            }
+            if (global) {
+                T *out = static_cast<T *>(d.ds) + at(p.ds, a, k, 0);
+                const float ak = global->a[size_t(k)];
+                for (int64_t j = b0; j < b1; ++j) out[j] = from_f32<T>(ak * rd.dd(d0 + j, x0 + j));
             }
             double t1 = 0, t2 = 0;
             for (int l = 0; l < lanes; ++l) t1 += s1[l], t2 += s2[l];
@@ -80,9 +105,11 @@ BPG_ALWAYS_INLINE void sums_planar(const bn_plan &p, const data &d, const float 
     }
 }
 
-// Pass 1, vector: chunk c of rows, each row K contiguous channels.
+// Pass 1, vector: chunk c of rows, each row K contiguous channels (global:
+// as in sums_planar).
 template <typename T, bn_fusion F>
-BPG_ALWAYS_INLINE void sums_vector(const bn_plan &p, const data &d, const float *mean, double *partial, int64_t c0, int64_t c1) {
+BPG_ALWAYS_INLINE void sums_vector(const bn_plan &p, const data &d, const float *mean, double *partial, int64_t c0, int64_t c1,
+        const coeffs *global = nullptr) {
     const reader<T, F> rd(d);
     std::unique_ptr<float[]> acc(new float[size_t(2 * p.K)]);
     float *s1 = acc.get(), *s2 = acc.get() + p.K;
@@ -96,6 +123,11 @@ BPG_ALWAYS_INLINE void sums_vector(const bn_plan &p, const data &d, const float 
                 s1[k] += g;
                 s2[k] += g * (rd.src(s0 + k, x0 + k) - mean[k]);
             }
+            if (global) {
+                T *out = static_cast<T *>(d.ds) + a * p.ds.a;
+                const float *ak = global->a.data();
+                for (int64_t k = 0; k < p.K; ++k) out[k] = from_f32<T>(ak[k] * rd.dd(d0 + k, x0 + k));
+            }
         }
         for (int64_t k = 0; k < p.K; ++k) {
             partial[2 * (c * p.K + k)] = s1[k];
@@ -104,11 +136,19 @@ BPG_ALWAYS_INLINE void sums_vector(const bn_plan &p, const data &d, const float 
     }
 }
 
-// Per-channel coefficients of pass 2: ds = a*dd + c2*(src - mean) + c0.
-struct coeffs {
-    std::vector<float> mean, a, c2, c0;
-    std::vector<int64_t> literal; // channels that take the formula as written
-};
+// Pass 2 on planar row (a, k).
+template <typename T, bn_fusion F>
+BPG_ALWAYS_INLINE void update_row(const bn_plan &p, const data &d, const coeffs &cf, int64_t a, int64_t k) {
+    const reader<T, F> rd(d);
+    const int64_t s0 = at(p.src, a, k, 0), d0 = at(p.dd, a, k, 0), x0 = at(p.relu_in, a, k, 0);
+    T *out = static_cast<T *>(d.ds) + at(p.ds, a, k, 0);
+    const float ak = cf.a[size_t(k)], c2 = cf.c2[size_t(k)], c0 = cf.c0[size_t(k)], m = cf.mean[size_t(k)];
+    if (p.global_stats)
+        for (int64_t b = 0; b < p.B; ++b) out[b] = from_f32<T>(ak * rd.dd(d0 + b, x0 + b));
+    else
+        for (int64_t b = 0; b < p.B; ++b)
+            out[b] = from_f32<T>(ak * rd.dd(d0 + b, x0 + b) + c2 * (rd.src(s0 + b, x0 + b) - m) + c0);
+}
 
 // Pass 2 on rows [r0, r1): planar rows (a, k) or vector rows a.
 template <typename T, bn_fusion F>
@@ -116,17 +156,7 @@ BPG_ALWAYS_INLINE void update(const bn_plan &p, const data &d, const coeffs &cf,
     const reader<T, F> rd(d);
     const bool global = p.global_stats;
     if (p.planar) {
-        for (int64_t r = r0; r < r1; ++r) {
-            const int64_t a = r / p.K, k = r % p.K;
-            const int64_t s0 = at(p.src, a, k, 0), d0 = at(p.dd, a, k, 0), x0 = at(p.relu_in, a, k, 0);
-            T *out = static_cast<T *>(d.ds) + at(p.ds, a, k, 0);
-            const float ak = cf.a[size_t(k)], c2 = cf.c2[size_t(k)], c0 = cf.c0[size_t(k)], m = cf.mean[size_t(k)];
-            if (global)
-                for (int64_t b = 0; b < p.B; ++b) out[b] = from_f32<T>(ak * rd.dd(d0 + b, x0 + b));
-            else
-                for (int64_t b = 0; b < p.B; ++b)
-                    out[b] = from_f32<T>(ak * rd.dd(d0 + b, x0 + b) + c2 * (rd.src(s0 + b, x0 + b) - m) + c0);
-        }
+        for (int64_t r = r0; r < r1; ++r) update_row<T, F>(p, d, cf, r / p.K, r % p.K);
         return;
     }
     const float *ak = cf.a.data(), *c2 = cf.c2.data(), *c0 = cf.c0.data(), *m = cf.mean.data();
@@ -142,17 +172,25 @@ BPG_ALWAYS_INLINE void update(const bn_plan &p, const data &d, const coeffs &cf,
 }
 
 template <typename T> struct kernels_of {
-    static void sums(const bn_plan &p, const data &d, const float *mean, double *partial, int64_t i0, int64_t i1) {
+    BPG_ALWAYS_INLINE static void sums(const bn_plan &p, const data &d, const float *mean, double *partial, int64_t i0, int64_t i1,
+            const coeffs *g) {
         switch (p.fusion) {
-            case bn_fusion::none: return p.planar ? sums_planar<T, bn_fusion::none>(p, d, mean, partial, i0, i1)
-                                                  : sums_vector<T, bn_fusion::none>(p, d, mean, partial, i0, i1);
-            case bn_fusion::relu_into_src: return p.planar ? sums_planar<T, bn_fusion::relu_into_src>(p, d, mean, partial, i0, i1)
-                                                           : sums_vector<T, bn_fusion::relu_into_src>(p, d, mean, partial, i0, i1);
-            case bn_fusion::relu_into_dd: return p.planar ? sums_planar<T, bn_fusion::relu_into_dd>(p, d, mean, partial, i0, i1)
-                                                          : sums_vector<T, bn_fusion::relu_into_dd>(p, d, mean, partial, i0, i1);
+            case bn_fusion::none: return p.planar ? sums_planar<T, bn_fusion::none>(p, d, mean, partial, i0, i1, g)
+                                                  : sums_vector<T, bn_fusion::none>(p, d, mean, partial, i0, i1, g);
+            case bn_fusion::relu_into_src: return p.planar ? sums_planar<T, bn_fusion::relu_into_src>(p, d, mean, partial, i0, i1, g)
+                                                           : sums_vector<T, bn_fusion::relu_into_src>(p, d, mean, partial, i0, i1, g);
+            case bn_fusion::relu_into_dd: return p.planar ? sums_planar<T, bn_fusion::relu_into_dd>(p, d, mean, partial, i0, i1, g)
+                                                          : sums_vector<T, bn_fusion::relu_into_dd>(p, d, mean, partial, i0, i1, g);
         }
     }
-    static void upd(const bn_plan &p, const data &d, const coeffs &cf, int64_t i0, int64_t i1) {
+    BPG_ALWAYS_INLINE static void upd_ch(const bn_plan &p, const data &d, const coeffs &cf, int64_t k) {
+        for (int64_t a = 0; a < p.A; ++a) switch (p.fusion) {
+                case bn_fusion::none: update_row<T, bn_fusion::none>(p, d, cf, a, k); break;
+                case bn_fusion::relu_into_src: update_row<T, bn_fusion::relu_into_src>(p, d, cf, a, k); break;
+                case bn_fusion::relu_into_dd: update_row<T, bn_fusion::relu_into_dd>(p, d, cf, a, k); break;
+            }
+    }
+    BPG_ALWAYS_INLINE static void upd(const bn_plan &p, const data &d, const coeffs &cf, int64_t i0, int64_t i1) {
         switch (p.fusion) {
             case bn_fusion::none: return update<T, bn_fusion::none>(p, d, cf, i0, i1);
             case bn_fusion::relu_into_src: return update<T, bn_fusion::relu_into_src>(p, d, cf, i0, i1);
@@ -162,18 +200,31 @@ template <typename T> struct kernels_of {
 };
 
 #define BPG_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-BPG_CLONES void sums_f32(const bn_plan &p, const data &d, const float *m, double *o, int64_t i0, int64_t i1) { kernels_of<float>::sums(p, d, m, o, i0, i1); }
-BPG_CLONES void sums_bf16(const bn_plan &p, const data &d, const float *m, double *o, int64_t i0, int64_t i1) { kernels_of<bf16_t>::sums(p, d, m, o, i0, i1); }
-BPG_CLONES void sums_f16(const bn_plan &p, const data &d, const float *m, double *o, int64_t i0, int64_t i1) { kernels_of<f16_t>::sums(p, d, m, o, i0, i1); }
+BPG_CLONES void sums_f32(const bn_plan &p, const data &d, const float *m, double *o, int64_t i0, int64_t i1, const coeffs *g) { kernels_of<float>::sums(p, d, m, o, i0, i1, g); }
+BPG_CLONES void sums_bf16(const bn_plan &p, const data &d, const float *m, double *o, int64_t i0, int64_t i1, const coeffs *g) { kernels_of<bf16_t>::sums(p, d, m, o, i0, i1, g); }
+BPG_CLONES void sums_f16(const bn_plan &p, const data &d, const float *m, double *o, int64_t i0, int64_t i1, const coeffs *g) { kernels_of<f16_t>::sums(p, d, m, o, i0, i1, g); }
 BPG_CLONES void upd_f32(const bn_plan &p, const data &d, const coeffs &c, int64_t i0, int64_t i1) { kernels_of<float>::upd(p, d, c, i0, i1); }
 BPG_CLONES void upd_bf16(const bn_plan &p, const data &d, const coeffs &c, int64_t i0, int64_t i1) { kernels_of<bf16_t>::upd(p, d, c, i0, i1); }
 BPG_CLONES void upd_f16(const bn_plan &p, const data &d, const coeffs &c, int64_t i0, int64_t i1) { kernels_of<f16_t>::upd(p, d, c, i0, i1); }
 
-void sums(const bn_plan &p, const data &d, const float *m, double *o, int64_t i0, int64_t i1) {
+BPG_CLONES void upd_ch_f32(const bn_plan &p, const data &d, const coeffs &c, int64_t k) { kernels_of<float>::upd_ch(p, d, c, k); }
+BPG_CLONES void upd_ch_bf16(const bn_plan &p, const data &d, const coeffs &c, int64_t k) { kernels_of<bf16_t>::upd_ch(p, d, c, k); }
+BPG_CLONES void upd_ch_f16(const bn_plan &p, const data &d, const coeffs &c, int64_t k) { kernels_of<f16_t>::upd_ch(p, d, c, k); }
+
+// Pass 2 on the planar rows of channel k.
+void upd_channel(const bn_plan &p, const data &d, const coeffs &c, int64_t k) {
     switch (p.dt) {
-        case data_type::bf16: return sums_bf16(p, d, m, o, i0, i1);
-        case data_type::f16: return sums_f16(p, d, m, o, i0, i1);
-        default: return sums_f32(p, d, m, o, i0, i1);
+        case data_type::bf16: return upd_ch_bf16(p, d, c, k);
+        case data_type::f16: return upd_ch_f16(p, d, c, k);
+        default: return upd_ch_f32(p, d, c, k);
+    }
+}
+
+void sums(const bn_plan &p, const data &d, const float *m, double *o, int64_t i0, int64_t i1, const coeffs *global = nullptr) {
+    switch (p.dt) {
+        case data_type::bf16: return sums_bf16(p, d, m, o, i0, i1, global);
+        case data_type::f16: return sums_f16(p, d, m, o, i0, i1, global);
+        default: return sums_f32(p, d, m, o, i0, i1, global);
     }
 }
 void upd(const bn_plan &p, const data &d, const coeffs &c, int64_t i0, int64_t i1) {
@@ -190,7 +241,7 @@ void upd(const bn_plan &p, const data &d, const coeffs &c, int64_t i0, int64_t i
 struct literal_channel {
     const bn_plan &p;
     const backends::buffer_map &b;
-    double load(const bn_view &v, size_t id, int64_t at_v) const { return core::load_as_double(b.at(id), p.dt, at_v); }
+    double load(const bn_view &, size_t id, int64_t at_v) const { return core::load_as_double(b.at(id), p.dt, at_v); }
     double src(int64_t a, int64_t k, int64_t i) const {
         if (p.fusion == bn_fusion::relu_into_src) {
             const double x = load(p.relu_in, p.relu_in_id, at(p.relu_in, a, k, i));
@@ -236,69 +287,104 @@ void run_bn_plan(const bn_plan &p, const backends::buffer_map &b) {
     d.ds = b.at(p.ds_id);
 
     const size_t K = size_t(p.K);
-    std::vector<double> mean(K), inv(K), gamma(K, 1.0), db(K, 0.0), s2(K, 0.0);
+    std::vector<double> mean(K), inv(K), gamma(K, 1.0), db(K, 0.0), s2(K, 0.0), dg(K, 0.0);
     coeffs cf;
-    cf.mean.resize(K);
+    cf.mean.resize(K), cf.a.resize(K), cf.c2.resize(K), cf.c0.resize(K);
     for (int64_t k = 0; k < p.K; ++k) {
         mean[size_t(k)] = stat(p.mean_id, p.mean_dt, p.mean_off, k);
         inv[size_t(k)] = kernels::bn_inv_std(stat(p.var_id, p.var_dt, p.var_off, k), double(p.epsilon));
         if (p.has_gamma) gamma[size_t(k)] = stat(p.gamma_id, p.gamma_dt, p.gamma_off, k);
         cf.mean[size_t(k)] = float(mean[size_t(k)]);
     }
-
-    // Pass 1: sums of diff_dst and diff_dst * (src - mean) per channel.
-    const bool need_sums = !p.global_stats || p.has_diff_stats;
-    if (need_sums && p.A * p.B > 0) {
-        const int64_t items = p.planar ? p.K * p.A : (p.A + vector_chunk - 1) / vector_chunk;
-        const int64_t per_item = p.planar ? (p.B + planar_chunk - 1) / planar_chunk : p.K;
-        std::vector<double> partial(size_t(2 * items * per_item));
-        tbb::parallel_for(tbb::blocked_range<int64_t>(0, items), [&](const tbb::blocked_range<int64_t> &r) {
-            sums(p, d, cf.mean.data(), partial.data(), r.begin(), r.end());
-        });
-        // Combine in a fixed order, per channel, in double.
-        tbb::parallel_for(tbb::blocked_range<int64_t>(0, p.K, 16), [&](const tbb::blocked_range<int64_t> &r) {
-            for (int64_t k = r.begin(); k < r.end(); ++k) {
-                double t1 = 0, t2 = 0;
-                if (p.planar) {
-                    for (int64_t j = k * p.A * per_item; j < (k + 1) * p.A * per_item; ++j) t1 += partial[size_t(2 * j)], t2 += partial[size_t(2 * j + 1)];
-                } else {
-                    for (int64_t c = 0; c < items; ++c) t1 += partial[size_t(2 * (c * p.K + k))], t2 += partial[size_t(2 * (c * p.K + k) + 1)];
-                }
-                db[size_t(k)] = t1;
-                s2[size_t(k)] = t2;
-            }
-        });
-    }
-
-    // Per-channel results and pass-2 coefficients, in double.
     const literal_channel lit {p, b};
-    cf.a.resize(K), cf.c2.resize(K), cf.c0.resize(K);
-    std::vector<double> dg(K);
-    for (size_t k = 0; k < K; ++k) {
+    const bool need_sums = !p.global_stats || p.has_diff_stats;
+    std::vector<char> literal(K, 0);
+
+    // The results and pass-2 coefficients of channel k from its sums, in
+    // double: one function for every schedule below, so they agree bit for bit.
+    auto finish_channel = [&](size_t k) {
         const bool finite_inv = std::isfinite(inv[k]);
         dg[k] = finite_inv ? inv[k] * s2[k] : (need_sums ? lit.diff_gamma(int64_t(k), mean[k], inv[k]) : 0.0);
         const auto c = kernels::bn_coeffs(gamma[k], inv[k], db[k], dg[k], p.M, p.global_stats);
         // ds = scale*(dd - shift - xhat*slope) = scale*dd - scale*inv*slope*(src - mean) - scale*shift
-        const double a = c.scale, c2 = -c.scale * inv[k] * c.slope, c0 = -c.scale * c.shift;
-        cf.a[k] = float(a), cf.c2[k] = float(c2), cf.c0[k] = float(c0);
+        cf.a[k] = float(c.scale), cf.c2[k] = float(-c.scale * inv[k] * c.slope), cf.c0[k] = float(-c.scale * c.shift);
         const bool finite = std::isfinite(cf.a[k]) && std::isfinite(cf.c2[k]) && std::isfinite(cf.c0[k]);
-        if (!p.global_stats && !(finite_inv && finite)) cf.literal.push_back(int64_t(k));
+        literal[k] = !p.global_stats && !(finite_inv && finite);
+    };
+    // Chunk partials -> channel sums, in a fixed order (the same for every schedule).
+    const int64_t items = p.planar ? p.K * p.A : (p.A + vector_chunk - 1) / vector_chunk;
+    const int64_t per_item = p.planar ? (p.B + planar_chunk - 1) / planar_chunk : p.K;
+    std::vector<double> partial(need_sums ? size_t(2 * items * per_item) : 0);
+    auto combine = [&](int64_t k) {
+        double t1 = 0, t2 = 0;
+        if (p.planar) {
+            for (int64_t j = k * p.A * per_item; j < (k + 1) * p.A * per_item; ++j)
+                t1 += partial[size_t(2 * j)], t2 += partial[size_t(2 * j + 1)];
+        } else {
+            for (int64_t c = 0; c < items; ++c)
+                t1 += partial[size_t(2 * (c * p.K + k))], t2 += partial[size_t(2 * (c * p.K + k) + 1)];
+        }
+        db[size_t(k)] = t1;
+        s2[size_t(k)] = t2;
+    };
+    const bool empty = p.A * p.B == 0;
+
+    if (p.global_stats) {
+        // diff_src = gamma * inv * diff_dst needs no sums: coefficients first,
+        // then one sweep that writes diff_src (and sums when they are outputs).
+        for (size_t k = 0; k < K; ++k) finish_channel(k);
+        if (need_sums && !empty) {
+            tbb::parallel_for(tbb::blocked_range<int64_t>(0, items), [&](const tbb::blocked_range<int64_t> &r) {
+                sums(p, d, cf.mean.data(), partial.data(), r.begin(), r.end(), &cf);
+            });
+            tbb::parallel_for(tbb::blocked_range<int64_t>(0, p.K, 16), [&](const tbb::blocked_range<int64_t> &r) {
+                for (int64_t k = r.begin(); k < r.end(); ++k) combine(k);
+            });
+            for (size_t k = 0; k < K; ++k) dg[k] = inv[k] * s2[k]; // the output, not needed for diff_src
+            for (size_t k = 0; k < K; ++k)
+                if (!std::isfinite(inv[k])) dg[k] = lit.diff_gamma(int64_t(k), mean[k], inv[k]);
+        } else {
+            tbb::parallel_for(tbb::blocked_range<int64_t>(0, p.planar ? p.A * p.K : p.A),
+                    [&](const tbb::blocked_range<int64_t> &r) { upd(p, d, cf, r.begin(), r.end()); });
+        }
+    } else if (p.planar && p.K >= 8 && !empty) {
+        // NCX training with enough channels: both passes of a channel in one
+        // task, so its src and diff_dst are read again from the cache (L3)
+        // rather than from memory. The chunk sums and their order are those
+        // of the schedule below.
+        tbb::parallel_for(tbb::blocked_range<int64_t>(0, p.K, 1), [&](const tbb::blocked_range<int64_t> &r) {
+            for (int64_t k = r.begin(); k < r.end(); ++k) {
+                sums(p, d, cf.mean.data(), partial.data(), k * p.A, (k + 1) * p.A);
+                combine(k);
+                finish_channel(size_t(k));
+                if (!literal[size_t(k)]) upd_channel(p, d, cf, k);
+            }
+        });
+    } else {
+        if (!empty) {
+            tbb::parallel_for(tbb::blocked_range<int64_t>(0, items), [&](const tbb::blocked_range<int64_t> &r) {
+                sums(p, d, cf.mean.data(), partial.data(), r.begin(), r.end());
+            });
+            tbb::parallel_for(tbb::blocked_range<int64_t>(0, p.K, 16), [&](const tbb::blocked_range<int64_t> &r) {
+                for (int64_t k = r.begin(); k < r.end(); ++k) combine(k);
+            });
+        }
+        for (size_t k = 0; k < K; ++k) finish_channel(k);
+        tbb::parallel_for(tbb::blocked_range<int64_t>(0, p.planar ? p.A * p.K : p.A),
+                [&](const tbb::blocked_range<int64_t> &r) { upd(p, d, cf, r.begin(), r.end()); });
     }
+
     if (p.has_diff_stats)
         for (size_t k = 0; k < K; ++k) {
             core::store_from_double(b.at(p.dgamma_id), p.dgamma_dt, p.dgamma_off[k], dg[k]);
             core::store_from_double(b.at(p.dbeta_id), p.dbeta_dt, p.dbeta_off[k], db[k]);
         }
-
-    // Pass 2: the update, then the literal channels over their elements.
-    const int64_t rows = p.planar ? p.A * p.K : p.A;
-    tbb::parallel_for(tbb::blocked_range<int64_t>(0, rows), [&](const tbb::blocked_range<int64_t> &r) {
-        upd(p, d, cf, r.begin(), r.end());
-    });
-    for (int64_t k : cf.literal) {
-        const auto c = kernels::bn_coeffs(gamma[size_t(k)], inv[size_t(k)], db[size_t(k)], dg[size_t(k)], p.M, false);
-        lit.update(k, c, mean[size_t(k)], inv[size_t(k)]);
-    }
+    // Channels whose coefficients are not finite: the formula as written.
+    for (size_t k = 0; k < K; ++k)
+        if (literal[k]) {
+            const auto c = kernels::bn_coeffs(gamma[k], inv[k], db[k], dg[k], p.M, false);
+            lit.update(int64_t(k), c, mean[k], inv[k]);
+        }
 }
 
 } // namespace bpg::tbb_backend
