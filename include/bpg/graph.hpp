@@ -152,6 +152,11 @@ private:
     std::shared_ptr<const impl> impl_;
 };
 
+// How get_partitions groups ops (as in oneDNN Graph): `fusion` runs the
+// pattern passes (ReLUBackprop -> BatchNormTrainingBackprop becomes one
+// partition); `debug` gives every op a partition of its own.
+enum class partition_policy { fusion, debug };
+
 enum class fpmath_mode { strict, bf16, f16, any, tf32 };
 const char *to_string(fpmath_mode m);
 bool fpmath_mode_from_string(const std::string &s, fpmath_mode &m);
@@ -169,7 +174,7 @@ public:
     // pattern passes. add_op is refused after this.
     void finalize();
     bool is_finalized() const;
-    std::vector<partition> get_partitions() const;
+    std::vector<partition> get_partitions(partition_policy policy = partition_policy::fusion) const;
 
     const std::vector<op> &get_ops() const;
     engine::kind get_engine_kind() const;

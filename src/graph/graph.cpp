@@ -42,6 +42,38 @@ void check_consistent(const op &o, const logical_tensor &a, const logical_tensor
     }
 }
 
+// Partitions of op groups, with their ports: inputs are the tensors a group
+// reads and does not produce; outputs those it produces and that are read
+// outside it or by nothing (internal tensors are neither).
+std::vector<partition> make_partitions(const std::vector<op> &ops, const std::vector<passes::op_group> &groups,
+        engine::kind ek) {
+    std::unordered_map<size_t, std::vector<size_t>> consumers; // tensor -> op indices
+    for (size_t i = 0; i < ops.size(); ++i)
+        for (const logical_tensor &lt : ops[i].get_inputs()) consumers[lt.get_id()].push_back(i);
+    std::vector<partition> parts;
+    for (const passes::op_group &g : groups) {
+        auto p = std::make_shared<partition::impl>();
+        p->id = parts.size();
+        p->pattern = g.pattern;
+        p->engine_kind = ek;
+        std::unordered_set<size_t> inside(g.ops.begin(), g.ops.end()), produced, seen_in;
+        for (size_t i : g.ops) p->ops.push_back(ops[i]);
+        for (size_t i : g.ops)
+            for (const logical_tensor &lt : ops[i].get_outputs()) produced.insert(lt.get_id());
+        for (size_t i : g.ops) {
+            for (const logical_tensor &lt : ops[i].get_inputs())
+                if (!produced.count(lt.get_id()) && seen_in.insert(lt.get_id()).second) p->inputs.push_back(lt);
+            for (const logical_tensor &lt : ops[i].get_outputs()) {
+                bool used_outside = false, used_inside = false;
+                for (size_t c : consumers[lt.get_id()]) (inside.count(c) ? used_inside : used_outside) = true;
+                if (used_outside || !used_inside) p->outputs.push_back(lt);
+            }
+        }
+        parts.push_back(partition(p));
+    }
+    return parts;
+}
+
 } // namespace
 
 void graph::add_op(const op &o) {
@@ -109,41 +141,21 @@ void graph::finalize() {
     }
     for (size_t i : order) impl_->sorted_ops.push_back(ops[i]);
 
-    // Partitions and their ports.
-    std::unordered_map<size_t, std::vector<size_t>> consumers; // tensor -> sorted op indices
-    for (size_t i = 0; i < impl_->sorted_ops.size(); ++i)
-        for (const logical_tensor &lt : impl_->sorted_ops[i].get_inputs()) consumers[lt.get_id()].push_back(i);
-    size_t next_id = 0;
-    for (const passes::op_group &g : passes::partition_ops(impl_->sorted_ops)) {
-        auto p = std::make_shared<partition::impl>();
-        p->id = next_id++;
-        p->pattern = g.pattern;
-        p->engine_kind = impl_->engine_kind;
-        std::unordered_set<size_t> inside(g.ops.begin(), g.ops.end()), produced, seen_in;
-        for (size_t i : g.ops) p->ops.push_back(impl_->sorted_ops[i]);
-        for (size_t i : g.ops)
-            for (const logical_tensor &lt : impl_->sorted_ops[i].get_outputs()) produced.insert(lt.get_id());
-        for (size_t i : g.ops) {
-            for (const logical_tensor &lt : impl_->sorted_ops[i].get_inputs())
-                if (!produced.count(lt.get_id()) && seen_in.insert(lt.get_id()).second)
-                    p->inputs.push_back(lt);
-            for (const logical_tensor &lt : impl_->sorted_ops[i].get_outputs()) {
-                bool used_outside = false, used_inside = false;
-                for (size_t c : consumers[lt.get_id()]) (inside.count(c) ? used_inside : used_outside) = true;
-                if (used_outside || !used_inside) p->outputs.push_back(lt);
-            }
-        }
-        impl_->partitions.push_back(partition(p));
-    }
+    impl_->partitions = make_partitions(impl_->sorted_ops, passes::partition_ops(impl_->sorted_ops), impl_->engine_kind);
+    std::vector<passes::op_group> singles;
+    for (const passes::op_group &g : passes::partition_ops(impl_->sorted_ops))
+        for (size_t i : g.ops) singles.push_back({passes::single_pattern_name(impl_->sorted_ops[i].get_kind()), {i}});
+    std::sort(singles.begin(), singles.end(), [](const auto &a, const auto &b) { return a.ops[0] < b.ops[0]; });
+    impl_->debug_partitions = make_partitions(impl_->sorted_ops, singles, impl_->engine_kind);
     impl_->finalized = true;
 }
 
 bool graph::is_finalized() const { return impl_->finalized; }
 
-std::vector<partition> graph::get_partitions() const {
+std::vector<partition> graph::get_partitions(partition_policy policy) const {
     if (!impl_->finalized)
         throw error(status::invalid_graph, "graph::get_partitions: call finalize() first");
-    return impl_->partitions;
+    return policy == partition_policy::fusion ? impl_->partitions : impl_->debug_partitions;
 }
 
 const std::vector<op> &graph::get_ops() const { return impl_->ops; }

@@ -16,7 +16,8 @@ struct graph::impl {
     std::vector<op> ops;         // as added
     std::vector<op> sorted_ops;  // topological order, after finalize
     bool finalized = false;
-    std::vector<partition> partitions;
+    std::vector<partition> partitions;       // partition_policy::fusion
+    std::vector<partition> debug_partitions; // partition_policy::debug
 };
 
 struct partition::impl {

@@ -5,8 +5,6 @@
 
 namespace bpg::passes {
 
-namespace {
-
 const char *single_pattern_name(op::kind k) {
     switch (k) {
         case op::kind::InterpolateBackprop: return "interpolate_bwd";
@@ -15,6 +13,8 @@ const char *single_pattern_name(op::kind k) {
     }
     return "op";
 }
+
+namespace {
 
 // tensor id -> indices of the ops consuming it (once per op).
 std::unordered_map<size_t, std::vector<size_t>> consumers_of(const std::vector<op> &ops) {

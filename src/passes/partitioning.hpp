@@ -23,5 +23,7 @@ struct op_group {
 
 // ops must be in topological order.
 std::vector<op_group> partition_ops(const std::vector<op> &ops);
+// The pattern name of a partition holding only this op.
+const char *single_pattern_name(op::kind k);
 
 } // namespace bpg::passes

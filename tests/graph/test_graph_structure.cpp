@@ -87,6 +87,21 @@ TEST(Partitioning, ReluFeedingBnSrcIsFused) {
     EXPECT_EQ(parts[0].get_output_ports()[0].get_id(), 6u);
 }
 
+TEST(Partitioning, DebugPolicyGivesEveryOpItsOwnPartition) {
+    graph g;
+    g.add_op(relu(1, 0, 1, 2));
+    g.add_op(bn(2, 2, 3, 4, 6));
+    g.finalize();
+    EXPECT_EQ(g.get_partitions().size(), 1u);
+    auto parts = g.get_partitions(partition_policy::debug);
+    ASSERT_EQ(parts.size(), 2u);
+    EXPECT_EQ(parts[0].get_pattern_name(), "relu_bwd");
+    EXPECT_EQ(parts[1].get_pattern_name(), "bn_bwd");
+    // The intermediate tensor is a port of both now.
+    EXPECT_EQ(parts[0].get_output_ports()[0].get_id(), 2u);
+    EXPECT_EQ(parts[1].get_input_ports()[0].get_id(), 2u);
+}
+
 TEST(Partitioning, ReluFeedingBnDiffDstIsFused) {
     graph g;
     g.add_op(bn(2, 0, 2, 4, 6)); // added first: order of add_op does not matter

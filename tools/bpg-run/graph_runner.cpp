@@ -72,7 +72,7 @@ std::vector<partition_report> graph_runner::run() {
     engine eng;
     stream strm(eng);
     std::vector<partition_report> reports;
-    for (const partition &p : g_.get_partitions()) {
+    for (const partition &p : g_.get_partitions(opts_.policy)) {
         std::vector<logical_tensor> ins;
         for (const logical_tensor &port : p.get_input_ports()) ins.push_back(buffers_.at(port.get_id()).lt());
         compile_options co;

@@ -17,6 +17,7 @@ struct run_options {
     backend_kind backend = backend_kind::auto_select;
     int repeat = 1;     // timed executions per partition (median reported)
     bool check = true;  // compare each partition with the reference backend
+    partition_policy policy = partition_policy::fusion; // debug: one op per partition
 };
 
 struct partition_report {

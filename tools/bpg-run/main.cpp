@@ -23,7 +23,7 @@ namespace {
 struct cli_options {
     std::string graph_path, inputs_dir, outputs_dir, backend = "auto", dt, in_shapes, op_attrs;
     int threads = 0, repeat = 1;
-    bool no_check = false, print_graph = false;
+    bool no_check = false, print_graph = false, no_fusion = false;
 };
 
 std::string join(const std::vector<size_t> &v) {
@@ -42,6 +42,7 @@ int run(const cli_options &o) {
         throw error(status::invalid_argument, "--backend " + o.backend + " is not one of auto, ref, tbb, dnnl");
     ro.repeat = o.repeat;
     ro.check = !o.no_check;
+    if (o.no_fusion) ro.policy = partition_policy::debug;
 
     graph_document doc = read_graph_json_file(o.graph_path);
     io::benchdnn_rewrite rw;
@@ -93,6 +94,7 @@ int main(int argc, char **argv) {
     app.add_option("--threads", o.threads, "threads of every backend (default: all cores)");
     app.add_option("--repeat", o.repeat, "timed executions per partition (median printed; one untimed run first when > 1)");
     app.add_flag("--no-check", o.no_check, "skip the comparison with the reference backend");
+    app.add_flag("--no-fusion", o.no_fusion, "one partition per op (partition_policy::debug)");
     app.add_option("--dt", o.dt, "benchdnn rewrite: data type of floating data tensors");
     app.add_option("--in-shapes", o.in_shapes, "benchdnn rewrite: ID:SHAPE[*TAG]+...");
     app.add_option("--op-attrs", o.op_attrs, "benchdnn rewrite: OPID:NAME:VALUE[*NAME:VALUE]+...");
