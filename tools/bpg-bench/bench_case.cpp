@@ -108,6 +108,7 @@ std::string describe(const bench_case &c) {
                 + to_string(c.dtype) + " " + shape_string(c.shape);
         if (c.outputs == 1) s += " 1 output";
         if (!c.gamma) s += " no gamma";
+        if (c.relu) s += c.apart ? " + relu_bwd apart" : " + relu_bwd fused";
     }
     return s;
 }
@@ -158,6 +159,15 @@ case_graph build_graph(const bench_case &c) {
                 .set_attr(op::attr::data_format, c.format)
                 .set_attr(op::attr::use_global_stats, c.global_stats);
         cg.g.add_op(o);
+        if (c.relu) {
+            // diff_dst (1) is the output of ReLUBackprop(10: its forward
+            // output, 11: its diff_dst); the graph inputs change accordingly.
+            const logical_tensor x(10, dt, c.shape), g(11, dt, c.shape);
+            op r(1, op::kind::ReLUBackprop, {x, g}, {cg.inputs[1]}, "relu_bwd");
+            cg.g.add_op(r);
+            cg.inputs[1] = x;
+            cg.inputs.push_back(g);
+        }
     }
     cg.g.finalize();
     return cg;

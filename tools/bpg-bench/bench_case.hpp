@@ -32,6 +32,10 @@ struct bench_case {
     bool global_stats = false;
     bool gamma = true;
     int outputs = 3; // 1: diff_src only; 3: also diff_gamma and diff_beta
+    // A ReLUBackprop feeding BN's diff_dst (the usual training graph): run as
+    // the library's fused partition, or `apart` (partition_policy::debug).
+    bool relu = false;
+    bool apart = false;
 };
 
 // "16x64x56x56" -> {16, 64, 56, 56}. Throws bpg::error(invalid_argument)
@@ -48,7 +52,9 @@ void validate(const bench_case &c);
 // One line, e.g. "interp bilinear NCX f32 16x64x56x56->16x64x112x112".
 std::string describe(const bench_case &c);
 
-// Bytes a kernel that reaches the memory bound must move (see bench/README.md):
+// Bytes a kernel that reaches the memory bound must move (see bench/README.md;
+// with a ReLUBackprop in front, those of the BN alone: the yardstick stays
+// the BN's, and the fused/apart pair of rows is what to compare):
 // interpolate: diff_dst read once + diff_src written once;
 // batchnorm training: src and diff_dst read twice (reduce, then update) +
 // diff_src written once; global stats: src and diff_dst read once (src only

@@ -4,7 +4,7 @@
 //
 //   bpg-bench --op interpolate --mode bilinear --src 16x64x56x56 --dst 16x64x112x112
 //             [--coord MODE] [--nearest-mode MODE] [--format NCX|NXC] [--dtype f32|bf16|f16]
-//   bpg-bench --op batchnorm --shape 16x64x112x112 [--global-stats] [--outputs 1|3] [--no-gamma]
+//   bpg-bench --op batchnorm --shape 16x64x112x112 [--global-stats] [--outputs 1|3] [--no-gamma] [--relu [--apart]]
 //             [--format NCX|NXC] [--dtype f32|bf16|f16]
 //   bpg-bench [--suite interpolate|batchnorm|all]          (no case: the default suite)
 //   common:   [--backend dnnl|tbb|ref|auto|all] [--repeat N] [--warmup N] [--threads N] [--json [FILE]]
@@ -38,7 +38,7 @@ constexpr int64_t ref_max_elements_in_all = int64_t(1) << 22;
 
 struct cli_options {
     std::string op, mode, coord, nearest_mode, src, dst, format, dtype, shape, suite;
-    bool global_stats = false, no_gamma = false;
+    bool global_stats = false, no_gamma = false, relu = false, apart = false;
     int outputs = 3;
     std::string backend = "all", json_path;
     int repeat = 10, warmup = 2, threads = 2;
@@ -73,7 +73,7 @@ bench_case single_case(const cli_options &o, const given &g) {
     const bool interp = c.op == bench_op::interpolate;
     for (const char *name : {"src", "dst", "mode", "coord", "nearest-mode"})
         if (!interp && g(name)) bad(std::string("--") + name + " is an interpolate option, not a batchnorm one");
-    for (const char *name : {"shape", "global-stats", "outputs", "no-gamma"})
+    for (const char *name : {"shape", "global-stats", "outputs", "no-gamma", "relu", "apart"})
         if (interp && g(name)) bad(std::string("--") + name + " is a batchnorm option, not an interpolate one");
     if (g("format")) c.format = o.format;
     if (g("dtype")) c.dtype = parse_dtype(o.dtype);
@@ -90,6 +90,8 @@ bench_case single_case(const cli_options &o, const given &g) {
         c.global_stats = o.global_stats;
         c.gamma = !o.no_gamma;
         c.outputs = o.outputs;
+        c.relu = o.relu || o.apart;
+        c.apart = o.apart;
     }
     validate(c);
     return c;
@@ -101,7 +103,7 @@ std::vector<bench_case> cases_of(const cli_options &o, const given &g) {
         return {single_case(o, g)};
     }
     for (const char *name : {"mode", "coord", "nearest-mode", "format", "dtype", "global-stats", "outputs",
-                 "no-gamma"})
+                 "no-gamma", "relu", "apart"})
         if (g(name))
             bad(std::string("--") + name
                     + " describes one case: give --src and --dst (interpolate) or --shape (batchnorm)");
@@ -197,6 +199,8 @@ int main(int argc, char **argv) {
     flag("global-stats", o.global_stats, "batchnorm: use_global_stats");
     add("outputs", o.outputs, "batchnorm: 1 (diff_src) or 3 (also diff_gamma, diff_beta; default)");
     flag("no-gamma", o.no_gamma, "batchnorm: no gamma input (gamma = 1)");
+    flag("relu", o.relu, "batchnorm: a ReLUBackprop feeds diff_dst (fused by the library)");
+    flag("apart", o.apart, "batchnorm: with --relu, run the two ops as separate partitions");
     add("format", o.format, "NCX (default) or NXC; shapes are given in this order");
     add("dtype", o.dtype, "f32 (default), bf16 or f16");
     add("suite", o.suite, "interpolate, batchnorm or all: the default cases (default all when no case is given)");
