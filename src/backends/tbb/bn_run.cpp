@@ -9,6 +9,7 @@
 
 #include "backends/tbb/bn_plan.hpp"
 #include "backends/tbb/convert_rows.hpp"
+#include "backends/tbb/nontemporal.hpp"
 #include "core/tensor_desc.hpp"
 #include "kernels/bn_math.hpp"
 
@@ -27,6 +28,21 @@ typedef float lanes16 __attribute__((vector_size(64)));
 struct data {
     const void *src = nullptr, *dd = nullptr, *relu_in = nullptr, *relu_dd = nullptr;
     void *ds = nullptr;
+    bool nontemporal = false; // diff_src is large: write it past the caches
+};
+
+// A contiguous run of diff_src being written: straight to memory, or into
+// the thread's stage buffer and then out with non-temporal stores.
+template <typename T> struct out_run {
+    T *dst, *out;
+    int64_t n;
+    bool staged;
+    out_run(const data &d, T *dst_, int64_t n_) : dst(dst_), n(n_), staged(d.nontemporal) {
+        out = staged ? static_cast<T *>(stage_buffer(size_t(n) * sizeof(T))) : dst;
+    }
+    void finish() const {
+        if (staged) copy_nontemporal(dst, out, size_t(n) * sizeof(T));
+    }
 };
 
 // The values BN sees, with a fused ReLUBackprop computed on the fly.
@@ -93,9 +109,10 @@ BPG_ALWAYS_INLINE void sums_planar(const bn_plan &p, const data &d, const float 
                 s2[l] += g * (rd.src(s0 + b, x0 + b) - m);
             }
             if (global) {
-                T *out = static_cast<T *>(d.ds) + at(p.ds, a, k, 0);
+                const out_run<T> o(d, static_cast<T *>(d.ds) + at(p.ds, a, k, b0), b1 - b0);
                 const float ak = global->a[size_t(k)];
-                for (int64_t j = b0; j < b1; ++j) out[j] = from_f32<T>(ak * rd.dd(d0 + j, x0 + j));
+                for (int64_t j = b0; j < b1; ++j) o.out[j - b0] = from_f32<T>(ak * rd.dd(d0 + j, x0 + j));
+                o.finish();
             }
             double t1 = 0, t2 = 0;
             for (int l = 0; l < lanes; ++l) t1 += s1[l], t2 += s2[l];
@@ -115,8 +132,14 @@ BPG_ALWAYS_INLINE void sums_vector(const bn_plan &p, const data &d, const float 
     float *s1 = acc.get(), *s2 = acc.get() + p.K;
     for (int64_t c = c0; c < c1; ++c) {
         for (int64_t k = 0; k < 2 * p.K; ++k) acc[size_t(k)] = 0.f;
-        const int64_t a1 = std::min(p.A, (c + 1) * vector_chunk);
-        for (int64_t a = c * vector_chunk; a < a1; ++a) {
+        const int64_t a0 = c * vector_chunk, a1 = std::min(p.A, (c + 1) * vector_chunk);
+        // Global stats write diff_src rows here; staged as one run when they
+        // follow each other in memory.
+        const bool run_rows = global && d.nontemporal && p.ds.a == p.K;
+        data dr = d;
+        dr.nontemporal = run_rows;
+        const out_run<T> rows(dr, static_cast<T *>(d.ds) + a0 * p.ds.a, (a1 - a0) * p.K);
+        for (int64_t a = a0; a < a1; ++a) {
             const int64_t s0 = a * p.src.a, d0 = a * p.dd.a, x0 = a * p.relu_in.a;
             for (int64_t k = 0; k < p.K; ++k) {
                 const float g = rd.dd(d0 + k, x0 + k);
@@ -124,11 +147,12 @@ BPG_ALWAYS_INLINE void sums_vector(const bn_plan &p, const data &d, const float 
                 s2[k] += g * (rd.src(s0 + k, x0 + k) - mean[k]);
             }
             if (global) {
-                T *out = static_cast<T *>(d.ds) + a * p.ds.a;
+                T *out = run_rows ? rows.out + (a - a0) * p.K : static_cast<T *>(d.ds) + a * p.ds.a;
                 const float *ak = global->a.data();
                 for (int64_t k = 0; k < p.K; ++k) out[k] = from_f32<T>(ak[k] * rd.dd(d0 + k, x0 + k));
             }
         }
+        if (run_rows) rows.finish();
         for (int64_t k = 0; k < p.K; ++k) {
             partial[2 * (c * p.K + k)] = s1[k];
             partial[2 * (c * p.K + k) + 1] = s2[k];
@@ -141,13 +165,15 @@ template <typename T, bn_fusion F>
 BPG_ALWAYS_INLINE void update_row(const bn_plan &p, const data &d, const coeffs &cf, int64_t a, int64_t k) {
     const reader<T, F> rd(d);
     const int64_t s0 = at(p.src, a, k, 0), d0 = at(p.dd, a, k, 0), x0 = at(p.relu_in, a, k, 0);
-    T *out = static_cast<T *>(d.ds) + at(p.ds, a, k, 0);
+    const out_run<T> o(d, static_cast<T *>(d.ds) + at(p.ds, a, k, 0), p.B);
+    T *out = o.out;
     const float ak = cf.a[size_t(k)], c2 = cf.c2[size_t(k)], c0 = cf.c0[size_t(k)], m = cf.mean[size_t(k)];
     if (p.global_stats)
         for (int64_t b = 0; b < p.B; ++b) out[b] = from_f32<T>(ak * rd.dd(d0 + b, x0 + b));
     else
         for (int64_t b = 0; b < p.B; ++b)
             out[b] = from_f32<T>(ak * rd.dd(d0 + b, x0 + b) + c2 * (rd.src(s0 + b, x0 + b) - m) + c0);
+    o.finish();
 }
 
 // Pass 2 on rows [r0, r1): planar rows (a, k) or vector rows a.
@@ -160,14 +186,25 @@ BPG_ALWAYS_INLINE void update(const bn_plan &p, const data &d, const coeffs &cf,
         return;
     }
     const float *ak = cf.a.data(), *c2 = cf.c2.data(), *c0 = cf.c0.data(), *m = cf.mean.data();
-    for (int64_t a = r0; a < r1; ++a) {
+    // Rows that follow each other in memory are written as one staged run
+    // (of at most ~64 KB) when non-temporal.
+    const bool run_rows = d.nontemporal && p.ds.a == p.K;
+    const int64_t group = run_rows ? std::max<int64_t>(1, 16384 / std::max<int64_t>(p.K, 1)) : 1;
+    for (int64_t g0 = r0; g0 < r1; g0 += group) {
+        const int64_t g1 = std::min(r1, g0 + group);
+        data dr = d;
+        dr.nontemporal = run_rows;
+        const out_run<T> rows(dr, static_cast<T *>(d.ds) + g0 * p.ds.a, (g1 - g0) * p.K);
+    for (int64_t a = g0; a < g1; ++a) {
         const int64_t s0 = a * p.src.a, d0 = a * p.dd.a, x0 = a * p.relu_in.a;
-        T *out = static_cast<T *>(d.ds) + a * p.ds.a;
+        T *out = run_rows ? rows.out + (a - g0) * p.K : static_cast<T *>(d.ds) + a * p.ds.a;
         if (global)
             for (int64_t k = 0; k < p.K; ++k) out[k] = from_f32<T>(ak[k] * rd.dd(d0 + k, x0 + k));
         else
             for (int64_t k = 0; k < p.K; ++k)
                 out[k] = from_f32<T>(ak[k] * rd.dd(d0 + k, x0 + k) + c2[k] * (rd.src(s0 + k, x0 + k) - m[k]) + c0[k]);
+    }
+        rows.finish();
     }
 }
 
@@ -285,6 +322,7 @@ void run_bn_plan(const bn_plan &p, const backends::buffer_map &b) {
         d.relu_dd = b.at(p.relu_dd_id);
     }
     d.ds = b.at(p.ds_id);
+    d.nontemporal = p.A * p.K * p.B * int64_t(size_of(p.dt)) >= nontemporal_min_bytes;
 
     const size_t K = size_t(p.K);
     std::vector<double> mean(K), inv(K), gamma(K, 1.0), db(K, 0.0), s2(K, 0.0), dg(K, 0.0);
