@@ -113,7 +113,9 @@ TEST(TbbBatchNorm, ZeroVarianceGivesTheReferenceInfNan) {
                     const float g = got.at(id)[i], w = want.at(id)[i];
                     EXPECT_EQ(std::isnan(g), std::isnan(w)) << "output " << id << "[" << i << "] " << g << " vs " << w;
                     EXPECT_EQ(std::isinf(g), std::isinf(w)) << "output " << id << "[" << i << "] " << g << " vs " << w;
-                    if (std::isinf(w)) EXPECT_EQ(g, w);
+                    if (std::isinf(w)) {
+                        EXPECT_EQ(g, w);
+                    }
                 }
             }
         }

@@ -30,8 +30,8 @@ double run_stream(const bench_case &c, const buffers &b, bool nt) {
     return stream_reduce(c.dtype, dd, n, b.at(5).data(), n, nt);
 }
 
-backend_result run_backend(backend_kind k, const bench_case &c, const case_graph &cg,
-        const std::vector<partition> &parts, buffers &b, const run_config &cfg) {
+backend_result run_backend(backend_kind k, const bench_case &c, const std::vector<partition> &parts, buffers &b,
+        const run_config &cfg) {
     backend_result r;
     r.backend = k == backend_kind::auto_select ? "auto" : to_string(k);
     if (k == backend_kind::ref && cfg.ref_max_elements >= 0 && largest_tensor_elements(c) > cfg.ref_max_elements) {
@@ -134,7 +134,7 @@ case_result run_case(const bench_case &c, const run_config &cfg) {
         }
     };
     sample_stream(cfg.warmup);
-    for (backend_kind k : cfg.backends) res.results.push_back(run_backend(k, c, cg, parts, b, cfg));
+    for (backend_kind k : cfg.backends) res.results.push_back(run_backend(k, c, parts, b, cfg));
     sample_stream(cfg.warmup > 0 ? 1 : 0);
     checksum_sink = checksum_sink + sum;
     res.stream_regular = summarize(ms[0]);

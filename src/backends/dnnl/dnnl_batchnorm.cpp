@@ -119,14 +119,7 @@ plan plan_of(const core::bn_bwd_problem &p) {
         pl.refusal = std::string("oneDNN does not accept these strides: ") + e.what();
         return pl;
     }
-    auto text = [&](const core::tensor_desc &t) {
-        dims d, s;
-        for (int a : order) {
-            d.push_back(t.shape[size_t(a)]);
-            s.push_back(t.strides[size_t(a)]);
-        }
-        return dims_text(d) + strides_text(s);
-    };
+    auto text = [&](const core::tensor_desc &t) { return permuted_text(t, order); };
     uint32_t eps_bits = 0;
     std::memcpy(&eps_bits, &p.epsilon, sizeof eps_bits);
     pl.key = "bnorm_bwd prop=" + std::to_string(int(pl.prop)) + " flags=" + std::to_string(unsigned(pl.flags))

@@ -81,4 +81,13 @@ void execute_on_cpu(const dnnl::primitive &p, std::unordered_map<int, dnnl::memo
     }
 }
 
+std::string permuted_text(const core::tensor_desc &t, const std::vector<int> &order) {
+    dims d, s;
+    for (int a : order) {
+        d.push_back(t.shape[size_t(a)]);
+        s.push_back(t.strides[size_t(a)]);
+    }
+    return dims_text(d) + strides_text(s);
+}
+
 } // namespace bpg::backends::dnnl_impl

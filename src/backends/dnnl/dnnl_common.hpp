@@ -39,6 +39,9 @@ dnnl::memory::desc permuted_desc(const core::tensor_desc &t, const std::vector<i
 // "2x3x4" and "[12,4,1]": for cache keys and messages.
 std::string dims_text(const dims &d);
 std::string strides_text(const dims &s);
+// Dims and strides of t taken in `order` (as permuted_desc sees them), as
+// text for primitive-cache keys.
+std::string permuted_text(const core::tensor_desc &t, const std::vector<int> &order);
 
 // True when a and b have the same strides on every axis of size > 1 (the
 // stride of a size-1 axis never addresses anything).

@@ -115,14 +115,7 @@ plan plan_of(const core::interpolate_bwd_problem &p) {
         pl.refusal = std::string("oneDNN does not accept these strides: ") + e.what();
         return pl;
     }
-    auto text = [&](const core::tensor_desc &t) {
-        dims d, s;
-        for (int a : order) {
-            d.push_back(t.shape[size_t(a)]);
-            s.push_back(t.strides[size_t(a)]);
-        }
-        return dims_text(d) + strides_text(s);
-    };
+    auto text = [&](const core::tensor_desc &t) { return permuted_text(t, order); };
     pl.key = std::string("resampling_bwd ") + (p.mode == core::interp_mode::nearest ? "nearest " : "linear ")
             + to_string(p.diff_src.dt) + " diff_src " + text(p.diff_src) + " diff_dst " + text(p.diff_dst);
     return pl;
