@@ -142,10 +142,9 @@ void graph::finalize() {
     for (size_t i : order) impl_->sorted_ops.push_back(ops[i]);
 
     impl_->partitions = make_partitions(impl_->sorted_ops, passes::partition_ops(impl_->sorted_ops), impl_->engine_kind);
-    std::vector<passes::op_group> singles;
-    for (const passes::op_group &g : passes::partition_ops(impl_->sorted_ops))
-        for (size_t i : g.ops) singles.push_back({passes::single_pattern_name(impl_->sorted_ops[i].get_kind()), {i}});
-    std::sort(singles.begin(), singles.end(), [](const auto &a, const auto &b) { return a.ops[0] < b.ops[0]; });
+    std::vector<passes::op_group> singles; // partition_policy::debug: one op each, in execution order
+    for (size_t i = 0; i < impl_->sorted_ops.size(); ++i)
+        singles.push_back({passes::single_pattern_name(impl_->sorted_ops[i].get_kind()), {i}});
     impl_->debug_partitions = make_partitions(impl_->sorted_ops, singles, impl_->engine_kind);
     impl_->finalized = true;
 }

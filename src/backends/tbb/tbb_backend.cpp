@@ -118,17 +118,19 @@ std::string tbb_backend_impl::why_unsupported(const partition_problem &p) const 
 }
 
 std::unique_ptr<kernel> tbb_backend_impl::compile(const partition_problem &p) const {
-    const std::string no = why_unsupported(p);
-    if (!no.empty()) throw error(status::unimplemented, "tbb backend: " + no);
+    std::string no;
     if (const core::interpolate_bwd_problem *ip = single_interpolate(p)) {
         interp_schedule s;
-        schedule_interp(*ip, s);
-        return std::make_unique<interp_kernel>(std::move(s));
+        no = schedule_interp(*ip, s);
+        if (no.empty()) return std::make_unique<interp_kernel>(std::move(s));
+    } else if (const core::relu_bwd_problem *rp = lone_relu(p)) {
+        return std::make_unique<relu_kernel>(*rp);
+    } else {
+        tbb_backend::bn_plan plan;
+        no = tbb_backend::make_bn_plan(p, plan);
+        if (no.empty()) return std::make_unique<bn_kernel>(std::move(plan));
     }
-    if (const core::relu_bwd_problem *rp = lone_relu(p)) return std::make_unique<relu_kernel>(*rp);
-    tbb_backend::bn_plan plan;
-    tbb_backend::make_bn_plan(p, plan);
-    return std::make_unique<bn_kernel>(std::move(plan));
+    throw error(status::unimplemented, "tbb backend: " + no);
 }
 
 } // namespace bpg::backends
