@@ -122,24 +122,17 @@ template <typename T> struct task {
     const T *dd; // this plane
     T *ds;       // this plane
 
-    // The last (innermost) level from a dense f32 source: vector runs of
-    // p.run floats at o * p.run, or one row of out[last] floats.
+    // Vector mode: the last (innermost) level from a dense f32 source, runs
+    // of p.run floats at o * p.run. (Planar rows go through final_rows.)
     BPG_ALWAYS_INLINE void final_level(const float *src, T *dst) {
         const int last = p.nsp - 1;
         const kernels::axis_gather &g = p.axes[size_t(last)];
         float *o = s.out.data();
-        if (p.vector_mode) {
-            tap_list &tl = s.taps[size_t(last)];
-            for (int64_t i = 0; i < g.in; ++i) {
-                tl.collect(g, i, [&](int64_t out) { return src + out * p.run; });
-                weighted_sum(o, p.run, tl.x.data(), tl.w.data(), tl.k);
-                row_io<T>::store(o, dst + i * p.ds_sp[size_t(last)], p.run);
-            }
-        } else {
-            const int64_t blocks = int64_t(p.inner_rows.block_slots.size()) - 1;
-            if constexpr (std::is_same_v<T, float>) return gather_row(p.inner_rows, g, src, dst, 0, blocks);
-            gather_row(p.inner_rows, g, src, o, 0, blocks);
-            row_io<T>::store(o, dst, g.in);
+        tap_list &tl = s.taps[size_t(last)];
+        for (int64_t i = 0; i < g.in; ++i) {
+            tl.collect(g, i, [&](int64_t out) { return src + out * p.run; });
+            weighted_sum(o, p.run, tl.x.data(), tl.w.data(), tl.k);
+            row_io<T>::store(o, dst + i * p.ds_sp[size_t(last)], p.run);
         }
     }
 
