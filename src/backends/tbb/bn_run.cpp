@@ -122,11 +122,53 @@ BPG_ALWAYS_INLINE void sums_planar(const bn_plan &p, const data &d, const float 
     }
 }
 
+// Pass 1, vector, K = 16 * NB channels (NB <= 4): all sums of a row in
+// registers for a whole chunk of rows, each channel summed in row order as
+// in the generic loop below (same bits).
+template <typename T, bn_fusion F, int NB>
+BPG_ALWAYS_INLINE void sums_vector_blocked(const bn_plan &p, const data &d, const float *mean, double *partial, int64_t c) {
+    const reader<T, F> rd(d);
+    lanes16 v1[NB] = {}, v2[NB] = {}, mv[NB];
+    __builtin_memcpy(mv, mean, sizeof mv);
+    const int64_t a1 = std::min(p.A, (c + 1) * vector_chunk);
+    for (int64_t a = c * vector_chunk; a < a1; ++a) {
+        const int64_t s0 = a * p.src.a, d0 = a * p.dd.a, x0 = a * p.relu_in.a;
+        for (int nb = 0; nb < NB; ++nb) {
+            float gb[lanes], xb[lanes];
+            for (int l = 0; l < lanes; ++l) {
+                gb[l] = rd.dd(d0 + 16 * nb + l, x0 + 16 * nb + l);
+                xb[l] = rd.src(s0 + 16 * nb + l, x0 + 16 * nb + l);
+            }
+            lanes16 g, x;
+            __builtin_memcpy(&g, gb, sizeof g);
+            __builtin_memcpy(&x, xb, sizeof x);
+            v1[nb] += g;
+            v2[nb] += g * (x - mv[nb]);
+        }
+    }
+    float s1[NB * lanes], s2[NB * lanes];
+    __builtin_memcpy(s1, v1, sizeof s1);
+    __builtin_memcpy(s2, v2, sizeof s2);
+    for (int64_t k = 0; k < p.K; ++k) {
+        partial[2 * (c * p.K + k)] = s1[k];
+        partial[2 * (c * p.K + k) + 1] = s2[k];
+    }
+}
+
 // Pass 1, vector: chunk c of rows, each row K contiguous channels (global:
 // as in sums_planar).
 template <typename T, bn_fusion F>
 BPG_ALWAYS_INLINE void sums_vector(const bn_plan &p, const data &d, const float *mean, double *partial, int64_t c0, int64_t c1,
         const coeffs *global = nullptr) {
+    if (!global && p.K % lanes == 0 && p.K <= 4 * lanes && p.K > 0) {
+        for (int64_t c = c0; c < c1; ++c) switch (p.K / lanes) {
+                case 1: sums_vector_blocked<T, F, 1>(p, d, mean, partial, c); break;
+                case 2: sums_vector_blocked<T, F, 2>(p, d, mean, partial, c); break;
+                case 3: sums_vector_blocked<T, F, 3>(p, d, mean, partial, c); break;
+                default: sums_vector_blocked<T, F, 4>(p, d, mean, partial, c); break;
+            }
+        return;
+    }
     const reader<T, F> rd(d);
     std::unique_ptr<float[]> acc(new float[size_t(2 * p.K)]);
     float *s1 = acc.get(), *s2 = acc.get() + p.K;
@@ -176,6 +218,35 @@ BPG_ALWAYS_INLINE void update_row(const bn_plan &p, const data &d, const coeffs 
     o.finish();
 }
 
+// Pass 2, vector, K = 16 * NB channels (NB <= 4): the same arithmetic as
+// the generic loop in update(), with the coefficients held in registers.
+template <typename T, bn_fusion F, int NB, typename Out>
+BPG_ALWAYS_INLINE void update_rows_blocked(const bn_plan &p, const reader<T, F> &rd, const coeffs &cf, int64_t a0, int64_t a1,
+        Out &&out_row) {
+    lanes16 ak[NB], c2[NB], c0[NB], m[NB];
+    __builtin_memcpy(ak, cf.a.data(), sizeof ak);
+    __builtin_memcpy(c2, cf.c2.data(), sizeof c2);
+    __builtin_memcpy(c0, cf.c0.data(), sizeof c0);
+    __builtin_memcpy(m, cf.mean.data(), sizeof m);
+    for (int64_t a = a0; a < a1; ++a) {
+        const int64_t s0 = a * p.src.a, d0 = a * p.dd.a, x0 = a * p.relu_in.a;
+        T *out = out_row(a);
+        for (int nb = 0; nb < NB; ++nb) {
+            float gb[lanes], xb[lanes], rb[lanes];
+            for (int l = 0; l < lanes; ++l) {
+                gb[l] = rd.dd(d0 + 16 * nb + l, x0 + 16 * nb + l);
+                xb[l] = rd.src(s0 + 16 * nb + l, x0 + 16 * nb + l);
+            }
+            lanes16 g, x;
+            __builtin_memcpy(&g, gb, sizeof g);
+            __builtin_memcpy(&x, xb, sizeof x);
+            const lanes16 r = ak[nb] * g + c2[nb] * (x - m[nb]) + c0[nb];
+            __builtin_memcpy(rb, &r, sizeof rb);
+            for (int l = 0; l < lanes; ++l) out[16 * nb + l] = from_f32<T>(rb[l]);
+        }
+    }
+}
+
 // Pass 2 on rows [r0, r1): planar rows (a, k) or vector rows a.
 template <typename T, bn_fusion F>
 BPG_ALWAYS_INLINE void update(const bn_plan &p, const data &d, const coeffs &cf, int64_t r0, int64_t r1) {
@@ -195,15 +266,25 @@ BPG_ALWAYS_INLINE void update(const bn_plan &p, const data &d, const coeffs &cf,
         data dr = d;
         dr.nontemporal = run_rows;
         const out_run<T> rows(dr, static_cast<T *>(d.ds) + g0 * p.ds.a, (g1 - g0) * p.K);
-    for (int64_t a = g0; a < g1; ++a) {
-        const int64_t s0 = a * p.src.a, d0 = a * p.dd.a, x0 = a * p.relu_in.a;
-        T *out = run_rows ? rows.out + (a - g0) * p.K : static_cast<T *>(d.ds) + a * p.ds.a;
-        if (global)
-            for (int64_t k = 0; k < p.K; ++k) out[k] = from_f32<T>(ak[k] * rd.dd(d0 + k, x0 + k));
-        else
-            for (int64_t k = 0; k < p.K; ++k)
-                out[k] = from_f32<T>(ak[k] * rd.dd(d0 + k, x0 + k) + c2[k] * (rd.src(s0 + k, x0 + k) - m[k]) + c0[k]);
-    }
+        auto out_row = [&](int64_t a) { return run_rows ? rows.out + (a - g0) * p.K : static_cast<T *>(d.ds) + a * p.ds.a; };
+        if (!global && p.K % lanes == 0 && p.K > 0 && p.K <= 4 * lanes) {
+            switch (p.K / lanes) { // coefficients in registers for the whole group
+                case 1: update_rows_blocked<T, F, 1>(p, rd, cf, g0, g1, out_row); break;
+                case 2: update_rows_blocked<T, F, 2>(p, rd, cf, g0, g1, out_row); break;
+                case 3: update_rows_blocked<T, F, 3>(p, rd, cf, g0, g1, out_row); break;
+                default: update_rows_blocked<T, F, 4>(p, rd, cf, g0, g1, out_row); break;
+            }
+        } else {
+            for (int64_t a = g0; a < g1; ++a) {
+                const int64_t s0 = a * p.src.a, d0 = a * p.dd.a, x0 = a * p.relu_in.a;
+                T *out = out_row(a);
+                if (global)
+                    for (int64_t k = 0; k < p.K; ++k) out[k] = from_f32<T>(ak[k] * rd.dd(d0 + k, x0 + k));
+                else
+                    for (int64_t k = 0; k < p.K; ++k)
+                        out[k] = from_f32<T>(ak[k] * rd.dd(d0 + k, x0 + k) + c2[k] * (rd.src(s0 + k, x0 + k) - m[k]) + c0[k]);
+            }
+        }
         rows.finish();
     }
 }
