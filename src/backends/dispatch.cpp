@@ -52,9 +52,9 @@ const backend &forced(const partition_problem &p, backend_kind k, const std::str
 // THE dispatch rule. With a backend forced (by the caller, or BPG_BACKEND),
 // that backend or an error. Otherwise the first backend, in this order, that
 // computes the partition exactly:
-//   1. tbb  - our oneTBB kernels: on every bpg-bench case that both tbb and
-//             oneDNN run they are at least as fast (README, "Performance"),
-//             and they run every layout through a planned reorder;
+//   1. tbb  - our oneTBB kernels: much faster than oneDNN on most bpg-bench
+//             cases and level on the few where oneDNN has a jit kernel
+//             (README, "Performance"); they run every layout;
 //   2. dnnl - oneDNN 2.6 primitives, where they compute SEMANTICS.md exactly;
 //   3. ref  - the reference, which runs everything.
 // The reason names the backends passed over and why.
