@@ -186,5 +186,23 @@ TEST(TbbBatchNorm, FusedReluEqualsOpsRunApart) {
         }
 }
 
+// Channels-last with K a multiple of 16 (up to 64) takes the register-
+// blocked loops: a ReLU fused into diff_dst still gives the bits of the ops
+// apart, and the reference's values.
+TEST(TbbBatchNorm, FusedReluBlockedPathEqualsOpsRunApart) {
+    for (int64_t k : {16, 32, 64}) {
+        bn_case c;
+        c.nxc = true;
+        c.shape = {2, 9, 7, k};
+        c.stat_shape = {k};
+        c.relu = 1;
+        const auto in = bn_inputs(c, 12);
+        const auto fused = run_bn(c, backend_kind::tbb, in, true);
+        const auto apart = run_bn(c, backend_kind::tbb, in, false);
+        for (auto &[id, v] : fused) EXPECT_EQ(v, apart.at(id)) << c.name() << " output " << id;
+        expect_close(fused, run_bn(c, backend_kind::ref, in), c);
+    }
+}
+
 } // namespace
 } // namespace bpg::test
