@@ -8,6 +8,7 @@
 #include <tbb/parallel_for.h>
 
 #include "backends/tbb/bn_plan.hpp"
+#include "backends/tbb/bn_relu_mask.hpp"
 #include "backends/tbb/convert_rows.hpp"
 #include "backends/tbb/nontemporal.hpp"
 #include "core/tensor_desc.hpp"
@@ -29,6 +30,7 @@ struct data {
     const void *src = nullptr, *dd = nullptr, *relu_in = nullptr, *relu_dd = nullptr;
     void *ds = nullptr;
     bool nontemporal = false; // diff_src is large: write it past the caches
+    uint16_t *relu_mask = nullptr; // see bn_relu_mask.hpp: set when that path runs
 };
 
 // A contiguous run of diff_src being written: straight to memory, or into
@@ -160,6 +162,20 @@ BPG_ALWAYS_INLINE void sums_vector_blocked(const bn_plan &p, const data &d, cons
 template <typename T, bn_fusion F>
 BPG_ALWAYS_INLINE void sums_vector(const bn_plan &p, const data &d, const float *mean, double *partial, int64_t c0, int64_t c1,
         const coeffs *global = nullptr) {
+    if constexpr (std::is_same_v<T, float> && F == bn_fusion::relu_into_dd)
+        if (d.relu_mask) {
+            float s1[4 * lanes], s2[4 * lanes];
+            for (int64_t c = c0; c < c1; ++c) {
+                relu_mask_sums(static_cast<const float *>(d.relu_in), static_cast<const float *>(d.relu_dd),
+                        static_cast<const float *>(d.src), mean, p.K, c * vector_chunk,
+                        std::min(p.A, (c + 1) * vector_chunk), d.relu_mask, s1, s2);
+                for (int64_t k = 0; k < p.K; ++k) {
+                    partial[2 * (c * p.K + k)] = s1[k];
+                    partial[2 * (c * p.K + k) + 1] = s2[k];
+                }
+            }
+            return;
+        }
     if (!global && p.K % lanes == 0 && p.K <= 4 * lanes && p.K > 0) {
         for (int64_t c = c0; c < c1; ++c) switch (p.K / lanes) {
                 case 1: sums_vector_blocked<T, F, 1>(p, d, mean, partial, c); break;
@@ -267,7 +283,15 @@ BPG_ALWAYS_INLINE void update(const bn_plan &p, const data &d, const coeffs &cf,
         dr.nontemporal = run_rows;
         const out_run<T> rows(dr, static_cast<T *>(d.ds) + g0 * p.ds.a, (g1 - g0) * p.K);
         auto out_row = [&](int64_t a) { return run_rows ? rows.out + (a - g0) * p.K : static_cast<T *>(d.ds) + a * p.ds.a; };
-        if (!global && p.K % lanes == 0 && p.K > 0 && p.K <= 4 * lanes) {
+        bool done = false;
+        if constexpr (std::is_same_v<T, float> && F == bn_fusion::relu_into_dd)
+            if (d.relu_mask) {
+                relu_mask_update(d.relu_mask, static_cast<const float *>(d.relu_dd), static_cast<const float *>(d.src), ak,
+                        c2, c0, m, p.K, g0, g1, out_row(g0), g0);
+                done = true;
+            }
+        if (done) {
+        } else if (!global && p.K % lanes == 0 && p.K > 0 && p.K <= 4 * lanes) {
             switch (p.K / lanes) { // coefficients in registers for the whole group
                 case 1: update_rows_blocked<T, F, 1>(p, rd, cf, g0, g1, out_row); break;
                 case 2: update_rows_blocked<T, F, 2>(p, rd, cf, g0, g1, out_row); break;
@@ -404,6 +428,13 @@ void run_bn_plan(const bn_plan &p, const backends::buffer_map &b) {
     }
     d.ds = b.at(p.ds_id);
     d.nontemporal = p.A * p.K * p.B * int64_t(size_of(p.dt)) >= nontemporal_min_bytes;
+    std::unique_ptr<uint16_t[]> relu_mask;
+    if (p.dt == data_type::f32 && p.fusion == bn_fusion::relu_into_dd && !p.planar && !p.global_stats
+            && p.K % lanes == 0 && p.K > 0 && p.K <= 4 * lanes && p.relu_in.a == p.K && p.relu_dd.a == p.K
+            && p.src.a == p.K && p.ds.a == p.K && relu_mask_available()) {
+        relu_mask.reset(new uint16_t[size_t(p.A * p.K / lanes)]);
+        d.relu_mask = relu_mask.get();
+    }
 
     const size_t K = size_t(p.K);
     std::vector<double> mean(K), inv(K), gamma(K, 1.0), db(K, 0.0), s2(K, 0.0), dg(K, 0.0);
