@@ -124,6 +124,19 @@ BPG_ALWAYS_INLINE void sums_planar(const bn_plan &p, const data &d, const float 
     }
 }
 
+// 16 consecutive channels of diff_dst (g) and src (x) as f32 vectors, from
+// their element offsets (d for diff_dst, s for src, r for the relu tensors).
+template <typename T, bn_fusion F>
+BPG_ALWAYS_INLINE void load_block(const reader<T, F> &rd, int64_t d, int64_t s, int64_t r, lanes16 &g, lanes16 &x) {
+    float gb[lanes], xb[lanes];
+    for (int l = 0; l < lanes; ++l) {
+        gb[l] = rd.dd(d + l, r + l);
+        xb[l] = rd.src(s + l, r + l);
+    }
+    __builtin_memcpy(&g, gb, sizeof g);
+    __builtin_memcpy(&x, xb, sizeof x);
+}
+
 // Pass 1, vector, K = 16 * NB channels (NB <= 4): all sums of a row in
 // registers for a whole chunk of rows, each channel summed in row order as
 // in the generic loop below (same bits).
@@ -136,14 +149,8 @@ BPG_ALWAYS_INLINE void sums_vector_blocked(const bn_plan &p, const data &d, cons
     for (int64_t a = c * vector_chunk; a < a1; ++a) {
         const int64_t s0 = a * p.src.a, d0 = a * p.dd.a, x0 = a * p.relu_in.a;
         for (int nb = 0; nb < NB; ++nb) {
-            float gb[lanes], xb[lanes];
-            for (int l = 0; l < lanes; ++l) {
-                gb[l] = rd.dd(d0 + 16 * nb + l, x0 + 16 * nb + l);
-                xb[l] = rd.src(s0 + 16 * nb + l, x0 + 16 * nb + l);
-            }
             lanes16 g, x;
-            __builtin_memcpy(&g, gb, sizeof g);
-            __builtin_memcpy(&x, xb, sizeof x);
+            load_block(rd, d0 + 16 * nb, s0 + 16 * nb, x0 + 16 * nb, g, x);
             v1[nb] += g;
             v2[nb] += g * (x - mv[nb]);
         }
@@ -248,14 +255,9 @@ BPG_ALWAYS_INLINE void update_rows_blocked(const bn_plan &p, const reader<T, F> 
         const int64_t s0 = a * p.src.a, d0 = a * p.dd.a, x0 = a * p.relu_in.a;
         T *out = out_row(a);
         for (int nb = 0; nb < NB; ++nb) {
-            float gb[lanes], xb[lanes], rb[lanes];
-            for (int l = 0; l < lanes; ++l) {
-                gb[l] = rd.dd(d0 + 16 * nb + l, x0 + 16 * nb + l);
-                xb[l] = rd.src(s0 + 16 * nb + l, x0 + 16 * nb + l);
-            }
+            float rb[lanes];
             lanes16 g, x;
-            __builtin_memcpy(&g, gb, sizeof g);
-            __builtin_memcpy(&x, xb, sizeof x);
+            load_block(rd, d0 + 16 * nb, s0 + 16 * nb, x0 + 16 * nb, g, x);
             const lanes16 r = ak[nb] * g + c2[nb] * (x - m[nb]) + c0[nb];
             __builtin_memcpy(rb, &r, sizeof rb);
             for (int l = 0; l < lanes; ++l) out[16 * nb + l] = from_f32<T>(rb[l]);
