@@ -169,6 +169,19 @@ TEST(TbbInterpolate, AnyStridesGiveTheReferenceResult) {
             }
 }
 
+// One spatial axis, NCX, with enough planes that every task takes whole
+// rows: the batched-rows path (several planes per gather).
+TEST(TbbInterpolate, OneAxisManyPlanesMatchesReference) {
+    for (const char *mode : {"linear", "nearest"})
+        for (auto [in, out] : {std::pair<int64_t, int64_t> {37, 75}, {75, 37}, {16, 48}, {1, 9}}) {
+            interp_case c;
+            c.mode = mode;
+            c.src = {5, 9, in};
+            c.dst = {5, 9, out};
+            check_against_reference(c, 21);
+        }
+}
+
 // NaN/inf in diff_dst reach only the inputs that read them with a nonzero
 // weight, as in the reference.
 TEST(TbbInterpolate, NonFiniteValuesReachOnlyTheirReaders) {

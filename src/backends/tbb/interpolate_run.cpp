@@ -261,6 +261,19 @@ BPG_ALWAYS_INLINE void run_tasks(const interp_plan &p, const T *dd, T *ds, int64
     scratch s;
     s.prepare(p);
     const int64_t in0 = p.in[0];
+    // One spatial axis, planar f32, whole rows per task, planes evenly
+    // spaced (dense NCX): rows of several planes go through one batched
+    // gather, so each block's tap tables are loaded once per batch.
+    if constexpr (std::is_same_v<T, float>) {
+        if (p.nsp == 1 && !p.vector_mode && blocks == 1 && p.dd_n == p.c_count * p.dd_c
+                && p.ds_n == p.c_count * p.ds_c) {
+            constexpr int64_t batch = 8;
+            for (int64_t t = t0; t < t1; t += batch)
+                gather_rows(p.inner_rows, p.axes[0], dd + t * p.dd_c, p.dd_c, ds + t * p.ds_c, p.ds_c,
+                        std::min(batch, t1 - t));
+            return;
+        }
+    }
     for (int64_t t = t0; t < t1; ++t) {
         const int64_t plane = t / blocks, b = t % blocks;
         const int64_t n = plane / p.c_count, c = plane % p.c_count;
