@@ -454,9 +454,16 @@ void run_bn_plan(const bn_plan &p, const backends::buffer_map &b) {
 
     // The results and pass-2 coefficients of channel k from its sums, in
     // double: one function for every schedule below, so they agree bit for bit.
+    // diff_gamma of channel k from its sums; where inv is not finite, the
+    // literal sum (a pass over the channel) gives the reference's inf/NaN.
+    auto diff_gamma_of = [&](size_t k) {
+        return std::isfinite(inv[k]) ? inv[k] * s2[k] : (need_sums ? lit.diff_gamma(int64_t(k), mean[k], inv[k]) : 0.0);
+    };
     auto finish_channel = [&](size_t k) {
         const bool finite_inv = std::isfinite(inv[k]);
-        dg[k] = finite_inv ? inv[k] * s2[k] : (need_sums ? lit.diff_gamma(int64_t(k), mean[k], inv[k]) : 0.0);
+        // With use_global_stats the coefficients do not read diff_gamma: it
+        // is computed once the sums exist (see below).
+        if (!p.global_stats) dg[k] = diff_gamma_of(k);
         const auto c = kernels::bn_coeffs(gamma[k], inv[k], db[k], dg[k], p.M, p.global_stats);
         // ds = scale*(dd - shift - xhat*slope) = scale*dd - scale*inv*slope*(src - mean) - scale*shift
         cf.a[k] = float(c.scale), cf.c2[k] = float(-c.scale * inv[k] * c.slope), cf.c0[k] = float(-c.scale * c.shift);
@@ -492,9 +499,7 @@ void run_bn_plan(const bn_plan &p, const backends::buffer_map &b) {
             tbb::parallel_for(tbb::blocked_range<int64_t>(0, p.K, 16), [&](const tbb::blocked_range<int64_t> &r) {
                 for (int64_t k = r.begin(); k < r.end(); ++k) combine(k);
             });
-            for (size_t k = 0; k < K; ++k) dg[k] = inv[k] * s2[k]; // the output, not needed for diff_src
-            for (size_t k = 0; k < K; ++k)
-                if (!std::isfinite(inv[k])) dg[k] = lit.diff_gamma(int64_t(k), mean[k], inv[k]);
+            for (size_t k = 0; k < K; ++k) dg[k] = diff_gamma_of(k); // an output, not needed for diff_src
         } else {
             tbb::parallel_for(tbb::blocked_range<int64_t>(0, p.planar ? p.A * p.K : p.A),
                     [&](const tbb::blocked_range<int64_t> &r) { upd(p, d, cf, r.begin(), r.end()); });
