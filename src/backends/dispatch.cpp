@@ -16,13 +16,13 @@ const std::vector<const backend *> &registered_backends() {
     return all;
 }
 
-const backend *find_backend(backend_kind k) {
-    for (const backend *b : registered_backends())
+namespace {
+
+const backend *find_in(const std::vector<const backend *> &order, backend_kind k) {
+    for (const backend *b : order)
         if (b->kind() == k) return b;
     return nullptr;
 }
-
-namespace {
 
 std::string names(const std::vector<const backend *> &order) {
     std::string s;
@@ -32,9 +32,7 @@ std::string names(const std::vector<const backend *> &order) {
 
 const backend &forced(const partition_problem &p, backend_kind k, const std::string &why,
         const std::vector<const backend *> &order, std::string *reason) {
-    const backend *b = nullptr;
-    for (const backend *x : order)
-        if (x->kind() == k) b = x;
+    const backend *b = find_in(order, k);
     if (!b)
         throw error(status::unimplemented,
                 std::string("partition ") + p.pattern + ": backend '" + to_string(k)
@@ -48,6 +46,8 @@ const backend &forced(const partition_problem &p, backend_kind k, const std::str
 }
 
 } // namespace
+
+const backend *find_backend(backend_kind k) { return find_in(registered_backends(), k); }
 
 // THE dispatch rule. With a backend forced (by the caller, or BPG_BACKEND),
 // that backend or an error. Otherwise the first backend, in this order, that
