@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <tbb/task_arena.h>
 
+#include "graph/schemas/checks.hpp"
 #include "support/interp_case.hpp"
 
 namespace bpg::test {
@@ -84,17 +85,14 @@ TEST(TbbInterpolate, MatchesReferenceForEveryModeLayoutAndDtype) {
                     }
                 for (const char *mode : {"linear", "nearest"}) { // DirectML pixel offsets
                     interp_case c = random_case(rng, nsp, dt, mode, layout_kind);
-                    const int r = int(c.src.size());
-                    for (int a = c.nxc ? 1 : 2; a < (c.nxc ? r - 1 : r); ++a) {
+                    for (int a : graph_impl::spatial_axes(c.nxc, int(c.src.size()))) {
                         const float in = float(c.src[size_t(a)]), out = float(c.dst[size_t(a)]);
-                        c.dst[size_t(a)] = int64_t(std::floor(in * (out / in)));
                         c.scales.push_back(out / in);
                         c.in_offsets.push_back(0.25f);
                         c.out_offsets.push_back(-0.5f);
+                        // The output size of a scale is floor(in * scale).
+                        c.dst[size_t(a)] = int64_t(std::floor(double(c.src[size_t(a)]) * double(c.scales.back())));
                     }
-                    // The output size of a scale is floor(in * scale): recompute dst to match.
-                    for (int a = c.nxc ? 1 : 2, k = 0; a < (c.nxc ? r - 1 : r); ++a, ++k)
-                        c.dst[size_t(a)] = int64_t(std::floor(double(c.src[size_t(a)]) * double(c.scales[size_t(k)])));
                     bool empty = false;
                     for (dim d : c.dst) empty = empty || d == 0;
                     if (empty) continue;

@@ -2,6 +2,7 @@
 
 #include <numeric>
 
+#include "graph/schemas/checks.hpp"
 #include "kernels/dtype_convert.hpp"
 
 namespace bpg::test {
@@ -51,7 +52,7 @@ std::vector<float> run_interp(const interp_case &c, backend_kind b, const std::v
     if (c.scales.empty()) {
         dims sizes;
         const int r = int(c.dst.size());
-        for (int a = c.nxc ? 1 : 2; a < (c.nxc ? r - 1 : r); ++a) sizes.push_back(c.dst[size_t(a)]);
+        for (int a : graph_impl::spatial_axes(c.nxc, r)) sizes.push_back(c.dst[size_t(a)]);
         o.set_attr(op::attr::sizes, std::vector<int64_t>(sizes.begin(), sizes.end()));
         o.set_attr(op::attr::coordinate_transformation_mode, c.coord);
     } else {

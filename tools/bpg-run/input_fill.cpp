@@ -1,6 +1,7 @@
 #include "input_fill.hpp"
 
 #include "core/tensor_desc.hpp"
+#include "graph/schemas/checks.hpp"
 
 namespace bpg::tools {
 
@@ -18,8 +19,7 @@ role role_of(const std::vector<op> &ops, size_t id, std::vector<int64_t> *sizes)
                 std::string fmt = "NXC";
                 if (auto *v = o.find_attr(op::attr::data_format)) fmt = std::get<std::string>(*v);
                 const int r = dd.ndims();
-                for (int a = fmt == "NXC" ? 1 : 2; a < (fmt == "NXC" ? r - 1 : r); ++a)
-                    sizes->push_back(dd.get_dims()[a]);
+                for (int a : graph_impl::spatial_axes(fmt == "NXC", r)) sizes->push_back(dd.get_dims()[size_t(a)]);
                 return role::sizes;
             }
         }
