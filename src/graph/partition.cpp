@@ -179,6 +179,8 @@ compiled_partition partition::compile(const std::vector<logical_tensor> &inputs,
             logical_tensor lt = concrete_output(p, decl,
                     is_port ? find_by_id(outputs, decl.get_id()) : nullptr, shapes[k]);
             if (!is_port) {
+                // Internal to the partition: the shape was checked above, the
+                // buffer is the executor's own, dense whatever was declared.
                 lt = logical_tensor(decl.get_id(), decl.get_data_type(), shapes[k], layout_type::strided);
                 cp->problem.internal.push_back(core::desc_of(lt));
             }
