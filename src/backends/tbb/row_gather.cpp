@@ -1,4 +1,5 @@
 #include "backends/tbb/row_gather.hpp"
+#include "backends/tbb/row_gather_stride2.hpp"
 
 #include <algorithm>
 
@@ -37,6 +38,7 @@ row_gather_table make_row_gather(const kernels::axis_gather &g) {
         }
         t.block_slots.push_back(int64_t(t.slots.size()));
     }
+    add_stride2_form(t, g);
     return t;
 }
 
@@ -146,12 +148,15 @@ bool has_avx512() {
 
 void gather_rows(const row_gather_table &t, const kernels::axis_gather &g, const float *src, int64_t src_stride,
         float *out, int64_t out_stride, int64_t nrows) {
+    if (has_avx512() && t.stride2)
+        return gather_rows_stride2(t, g, src, src_stride, out, out_stride, nrows, 0, int64_t(t.block_slots.size()) - 1);
     if (has_avx512()) return gather_rows_avx512(t, g, src, src_stride, out, out_stride, nrows);
     for (int64_t r = 0; r < nrows; ++r) gather_scalar(g, src + r * src_stride, out + r * out_stride, 0, g.in);
 }
 
 void gather_row(const row_gather_table &t, const kernels::axis_gather &g, const float *src, float *out,
         int64_t b0, int64_t b1) {
+    if (has_avx512() && t.stride2) return gather_rows_stride2(t, g, src, 0, out, 0, 1, b0, b1);
     if (has_avx512()) return gather_avx512(t, g, src, out, b0, b1);
     gather_scalar(g, src, out, 16 * b0, std::min(g.in, 16 * b1));
 }

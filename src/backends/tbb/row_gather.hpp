@@ -26,6 +26,20 @@ struct row_gather_table {
     std::vector<slot> slots;
     std::vector<int32_t> idx;         // 16 per slot: index from first_output
     std::vector<float> weight;        // 16 per slot
+    // Stride-2 form (2x upsampling rows), filled when every block has it:
+    // each tap of input i reads output 2i + d, d in [s2_dlo, s2_dlo + s2_k)
+    // within [-2, 3]. Every block has s2_k slots, one per d in increasing
+    // order (still each lane's taps in increasing output order, so the sums
+    // are the slot path's, bit for bit); a slot reads the even or odd
+    // outputs of the block's 32-output window, shifted by at most one input:
+    // two loads and two permutes per block and row instead of two loads and
+    // a permute per slot.
+    bool stride2 = false;
+    int32_t s2_dlo = 0, s2_k = 0;
+    std::vector<uint16_t> s2_mask;       // s2_k per block: lanes with that tap
+    std::vector<float> s2_weight;        // 16 per slot
+    std::vector<uint8_t> s2_common;      // per block: every lane has every tap, with common_weight
+    std::vector<float> s2_common_weight; // s2_k weights of the interior blocks (kept in registers)
 };
 
 row_gather_table make_row_gather(const kernels::axis_gather &g);
