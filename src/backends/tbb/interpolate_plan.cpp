@@ -69,6 +69,7 @@ std::string make_interp_plan(const core::interpolate_bwd_problem &p, interp_plan
             q.dd_rows0.swap(next);
         }
     }
+    for (const kernels::axis_gather &g : q.axes) q.grouped.push_back(group_axis(g));
     const kernels::axis_gather &g0 = q.axes[0];
     for (int64_t i = 0; i < g0.in; ++i)
         if (g0.begin[size_t(i) + 1] > g0.begin[size_t(i)])

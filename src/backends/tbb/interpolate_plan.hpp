@@ -25,6 +25,7 @@
 
 #include "core/problems.hpp"
 #include "backends/tbb/row_gather.hpp"
+#include "backends/tbb/tap_sum.hpp"
 #include "kernels/interp_tables.hpp"
 
 namespace bpg::tbb_backend {
@@ -34,6 +35,7 @@ struct interp_plan {
     bool vector_mode = false;
     int nsp = 0;                             // spatial axes, outermost first
     std::vector<kernels::axis_gather> axes;  // one per spatial axis
+    std::vector<grouped_axis> grouped;       // their taps in summation order (tap_sum.hpp)
     std::array<int64_t, 4> in {}, out {};    // sizes per spatial axis
     std::array<int64_t, 4> dd_sp {}, ds_sp {}; // element strides of the spatial axes
     int64_t n_count = 0, c_count = 1;        // planes = n_count * c_count (c_count = 1 in vector mode)

@@ -11,55 +11,11 @@
 
 #include "backends/tbb/convert_rows.hpp"
 #include "backends/tbb/interpolate_plan.hpp"
+#include "backends/tbb/tap_sum.hpp"
 
 namespace bpg::tbb_backend {
 
 namespace {
-
-#define BPG_ALWAYS_INLINE inline __attribute__((always_inline))
-
-// out[j] = sum over taps t (in order) of w[t] * x[t][j]: all taps of an
-// element in one pass, so out is written once instead of once per tap.
-BPG_ALWAYS_INLINE void weighted_sum(float *__restrict out, int64_t n, const float *const *x, const float *w, int64_t k) {
-    switch (k) {
-        case 0: for (int64_t j = 0; j < n; ++j) out[j] = 0.f; return;
-        case 1: { const float *a = x[0]; const float wa = w[0];
-            for (int64_t j = 0; j < n; ++j) out[j] = wa * a[j];
-            return; }
-        case 2: { const float *a = x[0], *b = x[1]; const float wa = w[0], wb = w[1];
-            for (int64_t j = 0; j < n; ++j) out[j] = wa * a[j] + wb * b[j];
-            return; }
-        case 3: { const float *a = x[0], *b = x[1], *c = x[2]; const float wa = w[0], wb = w[1], wc = w[2];
-            for (int64_t j = 0; j < n; ++j) out[j] = wa * a[j] + wb * b[j] + wc * c[j];
-            return; }
-        default: {
-            const float *a = x[0], *b = x[1], *c = x[2], *d = x[3];
-            const float wa = w[0], wb = w[1], wc = w[2], wd = w[3];
-            for (int64_t j = 0; j < n; ++j) out[j] = wa * a[j] + wb * b[j] + wc * c[j] + wd * d[j];
-            for (int64_t t = 4; t < k; ++t) {
-                const float *e = x[t];
-                const float we = w[t];
-                for (int64_t j = 0; j < n; ++j) out[j] += we * e[j];
-            }
-        }
-    }
-}
-
-// The taps of input i of an axis as source pointers (base + o * step) and weights.
-struct tap_list {
-    std::vector<const float *> x;
-    std::vector<float> w;
-    int64_t k = 0;
-    void reserve(int64_t n) { x.resize(size_t(n)); w.resize(size_t(n)); }
-    template <typename F>
-    BPG_ALWAYS_INLINE void collect(const kernels::axis_gather &g, int64_t i, F &&source) {
-        k = 0;
-        for (int64_t t = g.begin[size_t(i)]; t < g.begin[size_t(i) + 1]; ++t, ++k) {
-            x[size_t(k)] = source(g.output[size_t(t)]);
-            w[size_t(k)] = g.weight[size_t(t)];
-        }
-    }
-};
 
 // Scratch floats, not initialised: every use writes before it reads.
 struct float_buffer {
@@ -95,11 +51,13 @@ struct scratch {
     std::array<float_buffer, 4> acc; // accumulator of level k
     float_buffer out;                // final level result before storing
     float_buffer rows;               // planar: the rows one final gather handles at once
-    std::array<tap_list, 4> taps;    // taps of the current input, per level
+    std::vector<const float *> x;    // the runs the taps of the current input read
     converted_slices ring;           // 16-bit data only
     void prepare(const interp_plan &p) {
         const int last = p.nsp - 1;
-        for (int k = 0; k <= last; ++k) taps[size_t(k)].reserve(std::max<int64_t>(p.axes[size_t(k)].max_taps, 1));
+        int64_t taps = 1;
+        for (int k = 0; k <= last; ++k) taps = std::max(taps, p.axes[size_t(k)].max_taps);
+        x.resize(size_t(taps));
         for (int k = 0; k < last; ++k) acc[size_t(k)].resize(p.slice_floats[size_t(k)]);
         out.resize(p.vector_mode ? p.run : p.in[size_t(last)]);
         if (!p.vector_mode && last > 0) {
@@ -127,12 +85,16 @@ template <typename T> struct task {
     BPG_ALWAYS_INLINE void final_level(const float *src, T *dst) {
         const int last = p.nsp - 1;
         const kernels::axis_gather &g = p.axes[size_t(last)];
-        float *o = s.out.data();
-        tap_list &tl = s.taps[size_t(last)];
+        const grouped_axis &a = p.grouped[size_t(last)];
         for (int64_t i = 0; i < g.in; ++i) {
-            tl.collect(g, i, [&](int64_t out) { return src + out * p.run; });
-            weighted_sum(o, p.run, tl.x.data(), tl.w.data(), tl.k);
-            row_io<T>::store(o, dst + i * p.ds_sp[size_t(last)], p.run);
+            const tap_run r = taps_of(a, i, s.x.data(), [&](int64_t out) { return src + out * p.run; });
+            T *d = dst + i * p.ds_sp[size_t(last)];
+            if constexpr (std::is_same_v<T, float>) {
+                sum_taps(d, p.run, r); // runs of diff_src are f32 runs already
+            } else {
+                sum_taps(s.out.data(), p.run, r);
+                row_io<T>::store(s.out.data(), d, p.run);
+            }
         }
     }
 
@@ -156,13 +118,11 @@ template <typename T> struct task {
             if (K == p.nsp - 1) return final_level(src, dst);
             if constexpr (K + 1 < 4) {
                 const kernels::axis_gather &g = p.axes[K];
-                const bool batch = !p.vector_mode && K + 1 == p.nsp - 1;
                 const int64_t n = p.slice_floats[K];
-                tap_list &tl = s.taps[K];
+                const bool batch = !p.vector_mode && K + 1 == p.nsp - 1; // rows for one final gather
                 for (int64_t i = 0; i < g.in; ++i) {
                     float *acc = batch ? s.rows.data() + i * n : s.acc[K].data();
-                    tl.collect(g, i, [&](int64_t out) { return src + out * n; });
-                    weighted_sum(acc, n, tl.x.data(), tl.w.data(), tl.k);
+                    sum_taps(acc, n, taps_of(p.grouped[K], i, s.x.data(), [&](int64_t out) { return src + out * n; }));
                     if (!batch) level<K + 1>(acc, dst + i * p.ds_sp[K]);
                 }
                 if (batch) final_rows(g.in, dst, p.ds_sp[K]);
@@ -190,12 +150,26 @@ template <typename T> struct task {
         for (size_t r = 0; r < p.dd_rows0.size(); ++r) contiguous = contiguous && p.dd_rows0[r] == int64_t(r) * p.run;
         const int64_t n = p.slice_floats[0];
         const bool batch = !p.vector_mode && p.nsp == 2; // rows for one final gather
-        tap_list &tl = s.taps[0];
+        const grouped_axis &a = p.grouped[0];
         // Level 0 is where diff_dst comes from memory. Short slices (NCX
         // rows) come in bursts between gathers, too short for the hardware
         // prefetcher: ask for the slices of input i + D (about 4 KB ahead).
         // Long slices stream well by themselves, and prefetching them only
         // fills the miss buffers.
+        if constexpr (std::is_same_v<T, float>) {
+            if (batch && contiguous) {
+                // Planar rows, eight inputs at a time: their sums stay in
+                // L1 until the row gather reads them.
+                for (int64_t i = ia; i < ib; i += 8) {
+                    const int64_t i1 = std::min(ib, i + 8);
+                    for (int64_t j = i; j < i1; ++j)
+                        sum_taps(s.rows.data() + (j - i) * n, n,
+                                taps_of(a, j, s.x.data(), [&](int64_t o) { return dd + o * p.dd_sp[0]; }));
+                    final_rows(i1 - i, ds + i * p.ds_sp[0], p.ds_sp[0]);
+                }
+                return;
+            }
+        }
         const int64_t slice_bytes = contiguous ? n * int64_t(sizeof(T)) : 0;
         const int64_t ahead = slice_bytes > 0 && slice_bytes <= 2048 ? (4096 + slice_bytes - 1) / slice_bytes : 0;
         int64_t prefetched = -1; // outputs up to this one were already requested
@@ -212,16 +186,14 @@ template <typename T> struct task {
             if (std::is_same_v<T, float> && !contiguous) {
                 // Strided f32 runs: sum run by run, straight from diff_dst.
                 for (size_t r = 0; r < p.dd_rows0.size(); ++r) {
-                    tl.collect(g, i, [&](int64_t o) {
+                    sum_taps(acc + int64_t(r) * p.run, p.run, taps_of(a, i, s.x.data(), [&](int64_t o) {
                         return reinterpret_cast<const float *>(dd + o * p.dd_sp[0] + p.dd_rows0[r]);
-                    });
-                    weighted_sum(acc + int64_t(r) * p.run, p.run, tl.x.data(), tl.w.data(), tl.k);
+                    }));
                 }
             } else {
                 // A 16-bit slice shared with the previous input stays in its
                 // ring slot, so each element is converted once.
-                tl.collect(g, i, [&](int64_t o) { return slice0(o, contiguous); });
-                weighted_sum(acc, n, tl.x.data(), tl.w.data(), tl.k);
+                sum_taps(acc, n, taps_of(a, i, s.x.data(), [&](int64_t o) { return slice0(o, contiguous); }));
             }
             if (!batch) level<1>(acc, ds + i * p.ds_sp[0]);
         }
@@ -233,14 +205,13 @@ template <typename T> struct task {
         const kernels::axis_gather &g = p.axes[0];
         float *o = s.out.data();
         if (p.vector_mode) {
-            tap_list &tl = s.taps[0];
             for (int64_t i = ia; i < ib; ++i) {
-                tl.collect(g, i, [&](int64_t out) -> const float * {
+                const tap_run r = taps_of(p.grouped[0], i, s.x.data(), [&](int64_t out) -> const float * {
                     const T *run = dd + out * p.dd_sp[0];
                     if constexpr (std::is_same_v<T, float>) return run;
                     else return s.ring.get(out, [&](float *slot) { row_io<T>::load(run, slot, p.run); });
                 });
-                weighted_sum(o, p.run, tl.x.data(), tl.w.data(), tl.k);
+                sum_taps(o, p.run, r);
                 row_io<T>::store(o, ds + i * p.ds_sp[0], p.run);
             }
             return;

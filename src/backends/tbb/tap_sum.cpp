@@ -1,0 +1,48 @@
+#include "backends/tbb/tap_sum.hpp"
+
+#include <cstring>
+#include <unordered_map>
+
+namespace bpg::tbb_backend {
+
+grouped_axis group_axis(const kernels::axis_gather &g) {
+    grouped_axis a;
+    a.begin = g.begin;
+    a.output.reserve(g.output.size());
+    a.weight.reserve(g.output.size());
+    a.start.reserve(g.output.size());
+    for (int64_t i = 0; i < g.in; ++i) {
+        const int64_t t0 = g.begin[size_t(i)], t1 = g.begin[size_t(i) + 1];
+        // Groups keyed by the weight's bits, in the order of their first tap.
+        std::unordered_map<uint32_t, size_t> group_of;
+        std::vector<std::vector<int64_t>> groups;
+        std::vector<float> weights;
+        for (int64_t t = t0; t < t1; ++t) {
+            uint32_t bits;
+            std::memcpy(&bits, &g.weight[size_t(t)], 4);
+            auto [it, fresh] = group_of.try_emplace(bits, groups.size());
+            if (fresh) {
+                groups.emplace_back();
+                weights.push_back(g.weight[size_t(t)]);
+            }
+            groups[it->second].push_back(g.output[size_t(t)]);
+        }
+        uint32_t starts = 0;
+        bool ones = true;
+        int64_t t = 0;
+        for (size_t k = 0; k < groups.size(); ++k) {
+            ones = ones && weights[k] == 1.f;
+            for (size_t m = 0; m < groups[k].size(); ++m, ++t) {
+                if (m == 0 && t < 32) starts |= 1u << t;
+                a.output.push_back(groups[k][m]);
+                a.weight.push_back(weights[k]);
+                a.start.push_back(m == 0);
+            }
+        }
+        a.starts.push_back(starts);
+        a.ones.push_back(ones);
+    }
+    return a;
+}
+
+} // namespace bpg::tbb_backend

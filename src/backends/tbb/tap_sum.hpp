@@ -1,0 +1,124 @@
+// The weighted sum of one input's taps over runs of floats: the inner loop
+// of every level of the oneTBB interpolate kernel except the planar row
+// gather.
+//
+// Taps of equal weight are added first, then each such group's sum is
+// multiplied by its weight once: for 2x linear upsampling an interior input
+// reads rows (a, b, c, e) with weights (1/4, 3/4, 3/4, 1/4) and is summed as
+// 1/4 * (a + e) + 3/4 * (b + c), two multiplications instead of four (the
+// multiply ports bound these loops); 2x nearest is a plain a + b. The order
+// comes from the tap table alone (groups in the order of their first tap,
+// members in output order; built once at compile by group_axis), so results
+// do not depend on the work split. A weight of exactly 1 is not multiplied
+// (1 * s == s, NaN and -0 included).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kernels/interp_tables.hpp"
+
+namespace bpg::tbb_backend {
+
+#define BPG_ALWAYS_INLINE inline __attribute__((always_inline))
+
+// An axis's taps in summation order.
+struct grouped_axis {
+    std::vector<int64_t> begin;    // taps of input i are [begin[i], begin[i + 1]), as in the axis table
+    std::vector<int64_t> output;   // output index of each tap, in summation order
+    std::vector<float> weight;     // weight of the tap's group
+    std::vector<uint32_t> starts;  // per input: bit t set when its tap t starts a group (inputs of <= 32 taps)
+    std::vector<uint8_t> ones;     // per input: every weight is 1
+    std::vector<uint8_t> start;    // per tap: starts a group (any number of taps)
+};
+
+grouped_axis group_axis(const kernels::axis_gather &g);
+
+// Input i's taps ready to sum: x[t] is the run tap t reads.
+struct tap_run {
+    const float *const *x;
+    const float *w;
+    const uint8_t *start;
+    int64_t k;
+    uint32_t starts;
+    bool ones;
+};
+
+// Fills x (room for every tap of the axis) from source(output) and returns
+// input i's taps.
+template <typename Source>
+BPG_ALWAYS_INLINE tap_run taps_of(const grouped_axis &a, int64_t i, const float **x, Source &&source) {
+    const int64_t t0 = a.begin[size_t(i)], k = a.begin[size_t(i) + 1] - t0;
+    for (int64_t t = 0; t < k; ++t) x[t] = source(a.output[size_t(t0 + t)]);
+    return {x, a.weight.data() + t0, a.start.data() + t0, k, a.starts[size_t(i)], a.ones[size_t(i)] != 0};
+}
+
+namespace detail {
+
+// K taps whose groups start at the bits of STARTS; no multiplications when ONES.
+template <int K, uint32_t STARTS, bool ONES>
+BPG_ALWAYS_INLINE void sum_fixed(float *__restrict out, int64_t n, const tap_run &r) {
+    const float *x[K];
+    float w[K];
+#pragma GCC unroll 8
+    for (int t = 0; t < K; ++t) {
+        x[t] = r.x[t];
+        w[t] = r.w[t];
+    }
+    for (int64_t j = 0; j < n; ++j) {
+        float acc = 0.f, s = x[0][j];
+        bool first = true;
+#pragma GCC unroll 8
+        for (int t = 1; t <= K; ++t) {
+            if (t == K || (STARTS >> t & 1u)) { // the group ending at t - 1 is complete
+                const float term = ONES ? s : w[t - 1] * s;
+                acc = first ? term : acc + term;
+                first = false;
+                if (t < K) s = x[t][j];
+            } else {
+                s = s + x[t][j];
+            }
+        }
+        out[j] = acc;
+    }
+}
+
+template <int K, uint32_t S = 1>
+BPG_ALWAYS_INLINE void sum_k(float *__restrict out, int64_t n, const tap_run &r) {
+    if constexpr (S < (1u << K)) {
+        if (r.starts != S) return sum_k<K, S + 2>(out, n, r); // bit 0 is always set
+        if (r.ones) return sum_fixed<K, S, true>(out, n, r);
+        return sum_fixed<K, S, false>(out, n, r);
+    }
+}
+
+} // namespace detail
+
+// out[j] = the grouped sum of r's taps at j, for j < n.
+BPG_ALWAYS_INLINE void sum_taps(float *__restrict out, int64_t n, const tap_run &r) {
+    switch (r.k) {
+        case 0: for (int64_t j = 0; j < n; ++j) out[j] = 0.f; return;
+        case 1: return detail::sum_k<1>(out, n, r);
+        case 2: return detail::sum_k<2>(out, n, r);
+        case 3: return detail::sum_k<3>(out, n, r);
+        case 4: return detail::sum_k<4>(out, n, r);
+        default: break;
+    }
+    // Many taps (strong downsampling): the same order, one pass per group.
+    bool first = true;
+    for (int64_t t = 0; t < r.k;) {
+        int64_t e = t + 1;
+        while (e < r.k && !r.start[e]) ++e;
+        const float w = r.w[t];
+        for (int64_t j = 0; j < n; ++j) {
+            float s = r.x[t][j];
+            for (int64_t u = t + 1; u < e; ++u) s = s + r.x[u][j];
+            const float term = r.ones ? s : w * s;
+            out[j] = first ? term : out[j] + term;
+        }
+        first = false;
+        t = e;
+    }
+}
+
+} // namespace bpg::tbb_backend
