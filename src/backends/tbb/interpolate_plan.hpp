@@ -15,7 +15,8 @@
 // input index of axis k, the slices of the outputs that read it into a dense
 // f32 scratch (axes k+1.. still at output resolution); the last level gathers
 // the innermost axis and writes diff_src. Each diff_src element is summed by
-// one task, its taps in increasing output order: no atomics, and the same bits
+// one task, its taps in an order the tables alone fix (tap_sum.hpp for the
+// levels, row_gather.hpp for the planar rows): no atomics, and the same bits
 // for any split of the work, hence for any number of threads.
 #pragma once
 
