@@ -76,34 +76,27 @@ struct resample_grad_operator_desc {
     axis_direction RoundingDirection = axis_direction::increasing;
 };
 
+// The fields DML_BATCH_NORMALIZATION_GRAD_OPERATOR_DESC and
+// DML_BATCH_NORMALIZATION_TRAINING_GRAD_OPERATOR_DESC share, in directml.h's
+// order. Sums run over the axes where MeanTensor (and Variance, Scale) have
+// size 1.
+struct batch_normalization_grad_fields {
+    const buffer_tensor_desc *InputTensor = nullptr;
+    const buffer_tensor_desc *InputGradientTensor = nullptr;
+    const buffer_tensor_desc *MeanTensor = nullptr;
+    const buffer_tensor_desc *VarianceTensor = nullptr;
+    const buffer_tensor_desc *ScaleTensor = nullptr;
+    const buffer_tensor_desc *OutputGradientTensor = nullptr;
+    const buffer_tensor_desc *OutputScaleGradientTensor = nullptr;
+    const buffer_tensor_desc *OutputBiasGradientTensor = nullptr;
+    float Epsilon = 0.f;
+};
 // DML_BATCH_NORMALIZATION_GRAD_OPERATOR_DESC: the gradient with the statistics
-// held constant (bpg's use_global_stats formula). Sums run over the axes where
-// MeanTensor (and Variance, Scale) have size 1.
-struct batch_normalization_grad_operator_desc {
-    const buffer_tensor_desc *InputTensor = nullptr;
-    const buffer_tensor_desc *InputGradientTensor = nullptr;
-    const buffer_tensor_desc *MeanTensor = nullptr;
-    const buffer_tensor_desc *VarianceTensor = nullptr;
-    const buffer_tensor_desc *ScaleTensor = nullptr;
-    const buffer_tensor_desc *OutputGradientTensor = nullptr;
-    const buffer_tensor_desc *OutputScaleGradientTensor = nullptr;
-    const buffer_tensor_desc *OutputBiasGradientTensor = nullptr;
-    float Epsilon = 0.f;
-};
-
-// DML_BATCH_NORMALIZATION_TRAINING_GRAD_OPERATOR_DESC: the gradient through
+// held constant (bpg's use_global_stats formula).
+struct batch_normalization_grad_operator_desc : batch_normalization_grad_fields {};
+// DML_BATCH_NORMALIZATION_TRAINING_GRAD_OPERATOR_DESC: the gradient through the
 // batch statistics (bpg's training formula). Same fields and rules.
-struct batch_normalization_training_grad_operator_desc {
-    const buffer_tensor_desc *InputTensor = nullptr;
-    const buffer_tensor_desc *InputGradientTensor = nullptr;
-    const buffer_tensor_desc *MeanTensor = nullptr;
-    const buffer_tensor_desc *VarianceTensor = nullptr;
-    const buffer_tensor_desc *ScaleTensor = nullptr;
-    const buffer_tensor_desc *OutputGradientTensor = nullptr;
-    const buffer_tensor_desc *OutputScaleGradientTensor = nullptr;
-    const buffer_tensor_desc *OutputBiasGradientTensor = nullptr;
-    float Epsilon = 0.f;
-};
+struct batch_normalization_training_grad_operator_desc : batch_normalization_grad_fields {};
 
 // An operator checked and compiled once, executed many times (concurrent
 // executes are safe). Buffers are bound in DirectML's order: the input tensors

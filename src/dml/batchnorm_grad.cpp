@@ -24,7 +24,7 @@ constexpr const char *field_names[8] = {"InputTensor", "InputGradientTensor", "M
         "ScaleTensor", "OutputGradientTensor", "OutputScaleGradientTensor", "OutputBiasGradientTensor"};
 constexpr size_t input_count = 5;
 
-template <typename Desc> bn_fields fields_of(const char *name, bool training, const Desc &d) {
+bn_fields fields_of(const char *name, bool training, const batch_normalization_grad_fields &d) {
     return {name, training,
             {d.InputTensor, d.InputGradientTensor, d.MeanTensor, d.VarianceTensor, d.ScaleTensor,
                     d.OutputGradientTensor, d.OutputScaleGradientTensor, d.OutputBiasGradientTensor},

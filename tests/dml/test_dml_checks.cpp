@@ -29,6 +29,21 @@ TEST(DmlTensorDesc, CalcBufferTensorSizeIsDirectMLsFormula) {
     EXPECT_EQ(dml::calc_buffer_tensor_size(tensor_data_type::unknown, 2, sizes, nullptr), 0u);
 }
 
+// Compiling must throw status s with a message that starts with the operator's
+// name and contains every piece.
+void expect_rule(const std::function<void()> &compile, const char *op, status s,
+        const std::vector<std::string> &pieces) {
+    try {
+        compile();
+        ADD_FAILURE() << "compiled";
+    } catch (const error &e) {
+        EXPECT_EQ(e.code(), s) << e.what();
+        const std::string msg = e.what();
+        EXPECT_EQ(msg.rfind(std::string(op) + ": ", 0), 0u) << msg;
+        for (const std::string &p : pieces) EXPECT_NE(msg.find(p), std::string::npos) << p << " | " << msg;
+    }
+}
+
 struct resample_fixture {
     dml_tensor dy {f32, {1, 1, 4, 4}}, dx {f32, {1, 1, 2, 2}};
     std::vector<float> scales {1, 1, 2, 2}, io {0.5f, 0.5f, 0.5f, 0.5f}, oo {-0.5f, -0.5f, -0.5f, -0.5f};
@@ -102,15 +117,7 @@ TEST(DmlResampleGradChecks, EachRuleOfTheDocument) {
         SCOPED_TRACE(r.what);
         resample_fixture f;
         r.breaks(f);
-        try {
-            f.compile();
-            ADD_FAILURE() << "compiled";
-        } catch (const error &e) {
-            EXPECT_EQ(e.code(), r.s) << e.what();
-            const std::string msg = e.what();
-            EXPECT_EQ(msg.rfind(std::string(resample) + ": ", 0), 0u) << msg;
-            for (const std::string &p : r.pieces) EXPECT_NE(msg.find(p), std::string::npos) << p << " | " << msg;
-        }
+        expect_rule([&] { f.compile(); }, resample, r.s, r.pieces);
     }
 }
 
@@ -185,17 +192,10 @@ TEST(DmlBatchNormGradChecks, EachRuleOfTheDocument) {
             SCOPED_TRACE(std::string(r.what) + (training ? " (training)" : ""));
             bn_fixture f;
             r.breaks(f);
-            const char *name = training ? bn_training : bn;
-            try {
+            expect_rule([&] {
                 if (training) dml::compile(f.desc<dml::batch_normalization_training_grad_operator_desc>());
                 else dml::compile(f.desc<dml::batch_normalization_grad_operator_desc>());
-                ADD_FAILURE() << "compiled";
-            } catch (const error &e) {
-                EXPECT_EQ(e.code(), r.s) << e.what();
-                const std::string msg = e.what();
-                EXPECT_EQ(msg.rfind(std::string(name) + ": ", 0), 0u) << msg;
-                for (const std::string &p : r.pieces) EXPECT_NE(msg.find(p), std::string::npos) << p << " | " << msg;
-            }
+            }, training ? bn_training : bn, r.s, r.pieces);
         }
     }
     bn_fixture ok;
