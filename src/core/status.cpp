@@ -1,5 +1,4 @@
 #include "bpg/status.hpp"
-#include "bpg/version.hpp"
 
 namespace bpg {
 
@@ -16,7 +15,5 @@ const char *to_string(status s) {
     }
     return "unknown";
 }
-
-version_info version() { return {BPG_VERSION_MAJOR, BPG_VERSION_MINOR, BPG_VERSION_PATCH}; }
 
 } // namespace bpg

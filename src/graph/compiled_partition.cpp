@@ -3,6 +3,7 @@
 #include <cstring>
 #include <memory>
 
+#include "core/verbose.hpp"
 #include "graph/graph_internal.hpp"
 #include "graph/op_schema.hpp"
 
@@ -155,7 +156,11 @@ void compiled_partition::execute(const stream &s, const std::vector<tensor> &inp
         scratch.emplace_back(new char[bytes > 0 ? bytes : 1]);
         buffers[d.id] = scratch.back().get();
     }
+    const bool verbose = get_verbose() >= 1;
+    const double start_ms = verbose ? core::verbose_now_ms() : 0.0;
     cp.kernel->execute(buffers);
+    if (verbose)
+        core::verbose_print("exec," + cp.verbose_fields + "," + std::to_string(core::verbose_now_ms() - start_ms));
 }
 
 logical_tensor compiled_partition::query_logical_tensor(size_t id) const {

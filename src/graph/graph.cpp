@@ -6,6 +6,8 @@
 
 #include "graph/graph_internal.hpp"
 #include "graph/op_schema.hpp"
+#include "core/verbose.hpp"
+#include "graph/verbose_text.hpp"
 #include "passes/partitioning.hpp"
 
 namespace bpg {
@@ -141,7 +143,16 @@ void graph::finalize() {
     }
     for (size_t i : order) impl_->sorted_ops.push_back(ops[i]);
 
-    impl_->partitions = make_partitions(impl_->sorted_ops, passes::partition_ops(impl_->sorted_ops), impl_->engine_kind);
+    std::vector<passes::fusion_decision> decisions;
+    impl_->partitions = make_partitions(impl_->sorted_ops,
+            passes::partition_ops(impl_->sorted_ops, &decisions), impl_->engine_kind);
+    if (get_verbose() >= 2)
+        for (const passes::fusion_decision &d : decisions) {
+            std::vector<op> involved;
+            for (size_t i : d.ops) involved.push_back(impl_->sorted_ops[i]);
+            core::verbose_print("fusion," + d.pattern + "," + graph_impl::verbose_ops(involved) + ","
+                    + (d.fused ? "fused," : "not_fused,") + d.reason);
+        }
     std::vector<passes::op_group> singles; // partition_policy::debug: one op each, in execution order
     for (size_t i = 0; i < impl_->sorted_ops.size(); ++i)
         singles.push_back({passes::single_pattern_name(impl_->sorted_ops[i].get_kind()), {i}});

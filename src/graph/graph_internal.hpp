@@ -34,6 +34,8 @@ struct compiled_partition::impl {
     std::unique_ptr<backends::kernel> kernel;
     backend_kind backend = backend_kind::ref;
     std::string dispatch_reason;
+    // "<pattern>,<ops>,<backend>,<ports>,<attrs>" of the bpg_verbose lines.
+    std::string verbose_fields;
 };
 
 } // namespace bpg

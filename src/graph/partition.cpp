@@ -4,9 +4,11 @@
 #include <unordered_map>
 
 #include "core/layout_checks.hpp"
+#include "core/verbose.hpp"
 #include "graph/graph_internal.hpp"
 #include "graph/op_schema.hpp"
 #include "graph/resolve.hpp"
+#include "graph/verbose_text.hpp"
 
 namespace bpg {
 
@@ -162,6 +164,7 @@ compiled_partition partition::compile(const std::vector<logical_tensor> &inputs,
                     where(p) + ": tensor " + std::to_string(lt.get_id())
                             + " given to compile is not an output port of this partition");
 
+    const double start_ms = core::verbose_now_ms();
     auto cp = std::make_shared<compiled_partition::impl>();
     std::unordered_map<size_t, logical_tensor> concrete;
     for (const logical_tensor &port : p.inputs) {
@@ -195,6 +198,13 @@ compiled_partition partition::compile(const std::vector<logical_tensor> &inputs,
             cp->problem, opts.backend, std::getenv("BPG_BACKEND"), &cp->dispatch_reason);
     cp->backend = b.kind();
     cp->kernel = b.compile(cp->problem);
+    cp->verbose_fields = p.pattern + "," + graph_impl::verbose_ops(p.ops) + "," + to_string(cp->backend)
+            + "," + graph_impl::verbose_ports(cp->inputs, cp->outputs) + "," + graph_impl::verbose_attrs(p.ops);
+    if (get_verbose() >= 2)
+        core::verbose_print("dispatch," + p.pattern + "," + graph_impl::verbose_ops(p.ops) + ","
+                + to_string(cp->backend) + "," + cp->dispatch_reason);
+    if (get_verbose() >= 1)
+        core::verbose_print("compile," + cp->verbose_fields + "," + std::to_string(core::verbose_now_ms() - start_ms));
     return compiled_partition(cp);
 }
 

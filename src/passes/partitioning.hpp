@@ -21,8 +21,18 @@ struct op_group {
     std::vector<size_t> ops;    // indices into the op list, in execution order
 };
 
-// ops must be in topological order.
-std::vector<op_group> partition_ops(const std::vector<op> &ops);
+// Why a fusion pass did or did not fuse a candidate op (for BPG_VERBOSE=2).
+struct fusion_decision {
+    std::string pattern;     // the pattern tried, e.g. "relu_bwd+bn_bwd"
+    std::vector<size_t> ops; // indices into the op list: the candidate, and its consumer if any
+    bool fused = false;
+    std::string reason;
+};
+
+// ops must be in topological order. decisions, when given, receives one entry
+// per candidate of every fusion pass.
+std::vector<op_group> partition_ops(const std::vector<op> &ops,
+        std::vector<fusion_decision> *decisions = nullptr);
 // The pattern name of a partition holding only this op.
 const char *single_pattern_name(op::kind k);
 

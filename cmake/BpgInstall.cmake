@@ -1,0 +1,37 @@
+# `cmake --install` puts the headers, the library, the tools and a config
+# package under the prefix, so that another project can
+#   find_package(bpg CONFIG REQUIRED)
+#   target_link_libraries(app PRIVATE bpg::bpg)
+# tests/package builds such a project against an install tree.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(BPG_CONFIG_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/bpg)
+
+install(TARGETS bpg EXPORT bpgTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/bpg ${PROJECT_BINARY_DIR}/include/bpg
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.hpp")
+if(BPG_BUILD_TOOLS)
+  install(TARGETS bpg-run bpg-bench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
+
+install(EXPORT bpgTargets NAMESPACE bpg:: DESTINATION ${BPG_CONFIG_DIR})
+# A static libbpg carries its private link dependencies (oneTBB, oneDNN,
+# OpenMP, the header-only nlohmann_json target) into the consumer's link, so
+# the config must find them; a shared one needs only Threads.
+get_target_property(BPG_LIBRARY_TYPE bpg TYPE)
+if(BPG_LIBRARY_TYPE STREQUAL "STATIC_LIBRARY")
+  set(BPG_CONFIG_STATIC ON)
+else()
+  set(BPG_CONFIG_STATIC OFF)
+endif()
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/bpgConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/bpgConfig.cmake INSTALL_DESTINATION ${BPG_CONFIG_DIR})
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/bpgConfigVersion.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/bpgConfig.cmake ${PROJECT_BINARY_DIR}/bpgConfigVersion.cmake
+  DESTINATION ${BPG_CONFIG_DIR})
