@@ -77,5 +77,25 @@ TEST(TbbTapSum, ManyTapsTakeTheGenericLoopInTheSameOrder) {
     EXPECT_EQ(want, out);
 }
 
+TEST(TbbTapSum, RowRunsGiveTheBitsOfTheTapSums) {
+    for (int64_t in : {2, 3, 8, 21}) {
+        const kernels::axis_gather g = linear_2x(in);
+        const tbb_backend::grouped_axis a = tbb_backend::group_axis(g);
+        ASSERT_EQ(a.sym4[0], 0);
+        for (int64_t i = 1; i + 1 < in; ++i) ASSERT_EQ(a.sym4[size_t(i)], 1) << i;
+        const int64_t n = 45, stride = 50; // rows of n floats, 5 unread floats between them
+        std::vector<float> src(size_t(2 * in * stride), NAN);
+        for (int64_t o = 0; o < 2 * in; ++o)
+            for (int64_t j = 0; j < n; ++j) src[size_t(o * stride + j)] = std::cos(float(o * 57 + j * 3)) * 10.f;
+        std::vector<const float *> x(4);
+        std::vector<float> rows(static_cast<size_t>(in * n)), want(static_cast<size_t>(n));
+        tbb_backend::sum_rows(a, 0, in, x.data(), src.data(), stride, n, rows.data(), n);
+        for (int64_t i = 0; i < in; ++i) {
+            tbb_backend::sum_taps(want.data(), n, tbb_backend::taps_of(a, i, x.data(), [&](int64_t o) { return src.data() + o * stride; }));
+            ASSERT_EQ(std::memcmp(want.data(), rows.data() + i * n, size_t(n) * 4), 0) << "in " << in << " input " << i;
+        }
+    }
+}
+
 } // namespace
 } // namespace bpg::test

@@ -86,14 +86,12 @@ template <typename T> struct task {
         const int last = p.nsp - 1;
         const kernels::axis_gather &g = p.axes[size_t(last)];
         const grouped_axis &a = p.grouped[size_t(last)];
-        for (int64_t i = 0; i < g.in; ++i) {
-            const tap_run r = taps_of(a, i, s.x.data(), [&](int64_t out) { return src + out * p.run; });
-            T *d = dst + i * p.ds_sp[size_t(last)];
-            if constexpr (std::is_same_v<T, float>) {
-                sum_taps(d, p.run, r); // runs of diff_src are f32 runs already
-            } else {
-                sum_taps(s.out.data(), p.run, r);
-                row_io<T>::store(s.out.data(), d, p.run);
+        if constexpr (std::is_same_v<T, float>) { // runs of diff_src are f32 runs already
+            sum_rows(a, 0, g.in, s.x.data(), src, p.run, p.run, dst, p.ds_sp[size_t(last)]);
+        } else {
+            for (int64_t i = 0; i < g.in; ++i) {
+                sum_taps(s.out.data(), p.run, taps_of(a, i, s.x.data(), [&](int64_t out) { return src + out * p.run; }));
+                row_io<T>::store(s.out.data(), dst + i * p.ds_sp[size_t(last)], p.run);
             }
         }
     }
@@ -119,13 +117,15 @@ template <typename T> struct task {
             if constexpr (K + 1 < 4) {
                 const kernels::axis_gather &g = p.axes[K];
                 const int64_t n = p.slice_floats[K];
-                const bool batch = !p.vector_mode && K + 1 == p.nsp - 1; // rows for one final gather
-                for (int64_t i = 0; i < g.in; ++i) {
-                    float *acc = batch ? s.rows.data() + i * n : s.acc[K].data();
-                    sum_taps(acc, n, taps_of(p.grouped[K], i, s.x.data(), [&](int64_t out) { return src + out * n; }));
-                    if (!batch) level<K + 1>(acc, dst + i * p.ds_sp[K]);
+                if (!p.vector_mode && K + 1 == p.nsp - 1) { // rows for one final gather
+                    sum_rows(p.grouped[K], 0, g.in, s.x.data(), src, n, n, s.rows.data(), n);
+                    return final_rows(g.in, dst, p.ds_sp[K]);
                 }
-                if (batch) final_rows(g.in, dst, p.ds_sp[K]);
+                for (int64_t i = 0; i < g.in; ++i) {
+                    float *acc = s.acc[K].data();
+                    sum_taps(acc, n, taps_of(p.grouped[K], i, s.x.data(), [&](int64_t out) { return src + out * n; }));
+                    level<K + 1>(acc, dst + i * p.ds_sp[K]);
+                }
             }
         }
     }
@@ -162,9 +162,7 @@ template <typename T> struct task {
                 // L1 until the row gather reads them.
                 for (int64_t i = ia; i < ib; i += 8) {
                     const int64_t i1 = std::min(ib, i + 8);
-                    for (int64_t j = i; j < i1; ++j)
-                        sum_taps(s.rows.data() + (j - i) * n, n,
-                                taps_of(a, j, s.x.data(), [&](int64_t o) { return dd + o * p.dd_sp[0]; }));
+                    sum_rows(a, i, i1 - i, s.x.data(), dd, p.dd_sp[0], n, s.rows.data(), n);
                     final_rows(i1 - i, ds + i * p.ds_sp[0], p.ds_sp[0]);
                 }
                 return;

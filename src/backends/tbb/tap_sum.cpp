@@ -41,6 +41,17 @@ grouped_axis group_axis(const kernels::axis_gather &g) {
         }
         a.starts.push_back(starts);
         a.ones.push_back(ones);
+        // The 2x linear interior form, with the first such input's weights.
+        const int64_t *o = a.output.data() + t0;
+        const float *w = a.weight.data() + t0;
+        bool sym4 = t1 - t0 == 4 && starts == 0b0101u && o[0] == 2 * i - 1 && o[1] == 2 * i + 2 && o[2] == 2 * i
+                && o[3] == 2 * i + 1;
+        if (sym4 && a.sym4_wa == 0.f) {
+            a.sym4_wa = w[0];
+            a.sym4_wb = w[2];
+        }
+        sym4 = sym4 && w[0] == a.sym4_wa && w[2] == a.sym4_wb;
+        a.sym4.push_back(sym4);
     }
     return a;
 }

@@ -30,9 +30,21 @@ struct grouped_axis {
     std::vector<uint32_t> starts;  // per input: bit t set when its tap t starts a group (inputs of <= 32 taps)
     std::vector<uint8_t> ones;     // per input: every weight is 1
     std::vector<uint8_t> start;    // per tap: starts a group (any number of taps)
+    // 2x linear interiors: input i reads outputs 2i - 1 .. 2i + 2 with
+    // weights (wa, wb, wb, wa), summed wa * (x[2i-1] + x[2i+2]) + wb *
+    // (x[2i] + x[2i+1]). Runs of such inputs share half their rows with the
+    // next input, so sum_sym4_columns loads each row once (tap_columns.cpp).
+    std::vector<uint8_t> sym4;     // per input: has that form with the axis' weights
+    float sym4_wa = 0.f, sym4_wb = 0.f;
 };
 
 grouped_axis group_axis(const kernels::axis_gather &g);
+
+// For inputs [i0, i1), every one sym4 (needs AVX-512: sym4_columns_available):
+// out[(i - i0) * out_stride + j] = the grouped sum over rows src + o * stride, j < n.
+bool sym4_columns_available();
+void sum_sym4_columns(const grouped_axis &a, const float *src, int64_t stride, int64_t n, float *out,
+        int64_t out_stride, int64_t i0, int64_t i1);
 
 // Input i's taps ready to sum: x[t] is the run tap t reads.
 struct tap_run {
@@ -118,6 +130,24 @@ BPG_ALWAYS_INLINE void sum_taps(float *__restrict out, int64_t n, const tap_run 
         }
         first = false;
         t = e;
+    }
+}
+
+// Rows [ia, ia + count) of an axis: out[(i - ia) * out_stride + j] for j < n,
+// sources at src + o * stride; x has room for every tap of the axis.
+BPG_ALWAYS_INLINE void sum_rows(const grouped_axis &a, int64_t ia, int64_t count, const float **x, const float *src,
+        int64_t stride, int64_t n, float *out, int64_t out_stride) {
+    static const bool columns = sym4_columns_available();
+    for (int64_t i = ia; i < ia + count;) {
+        int64_t e = i;
+        while (columns && e < ia + count && a.sym4[size_t(e)]) ++e;
+        if (e - i >= 2) { // a run: rows shared between neighbours are loaded once
+            sum_sym4_columns(a, src, stride, n, out + (i - ia) * out_stride, out_stride, i, e);
+            i = e;
+            continue;
+        }
+        sum_taps(out + (i - ia) * out_stride, n, taps_of(a, i, x, [&](int64_t o) { return src + o * stride; }));
+        ++i;
     }
 }
 
