@@ -53,6 +53,7 @@ struct scratch {
     float_buffer rows;               // planar: the rows one final gather handles at once
     std::vector<const float *> x;    // the runs the taps of the current input read
     converted_slices ring;           // 16-bit data only
+    std::vector<float> tile;         // 16-bit planar rows of one batch, as f32
     void prepare(const interp_plan &p) {
         const int last = p.nsp - 1;
         int64_t taps = 1;
@@ -87,7 +88,7 @@ template <typename T> struct task {
         const kernels::axis_gather &g = p.axes[size_t(last)];
         const grouped_axis &a = p.grouped[size_t(last)];
         if constexpr (std::is_same_v<T, float>) { // runs of diff_src are f32 runs already
-            sum_rows(a, 0, g.in, s.x.data(), src, p.run, p.run, dst, p.ds_sp[size_t(last)]);
+            sum_rows(a, 0, g.in, s.x.data(), {src, p.run}, p.run, dst, p.ds_sp[size_t(last)]);
         } else {
             for (int64_t i = 0; i < g.in; ++i) {
                 sum_taps(s.out.data(), p.run, taps_of(a, i, s.x.data(), [&](int64_t out) { return src + out * p.run; }));
@@ -118,7 +119,7 @@ template <typename T> struct task {
                 const kernels::axis_gather &g = p.axes[K];
                 const int64_t n = p.slice_floats[K];
                 if (!p.vector_mode && K + 1 == p.nsp - 1) { // rows for one final gather
-                    sum_rows(p.grouped[K], 0, g.in, s.x.data(), src, n, n, s.rows.data(), n);
+                    sum_rows(p.grouped[K], 0, g.in, s.x.data(), {src, n}, n, s.rows.data(), n);
                     return final_rows(g.in, dst, p.ds_sp[K]);
                 }
                 for (int64_t i = 0; i < g.in; ++i) {
@@ -149,38 +150,29 @@ template <typename T> struct task {
         bool contiguous = true; // the slice's runs follow each other in diff_dst
         for (size_t r = 0; r < p.dd_rows0.size(); ++r) contiguous = contiguous && p.dd_rows0[r] == int64_t(r) * p.run;
         const int64_t n = p.slice_floats[0];
-        const bool batch = !p.vector_mode && p.nsp == 2; // rows for one final gather
         const grouped_axis &a = p.grouped[0];
-        // Level 0 is where diff_dst comes from memory. Short slices (NCX
-        // rows) come in bursts between gathers, too short for the hardware
-        // prefetcher: ask for the slices of input i + D (about 4 KB ahead).
-        // Long slices stream well by themselves, and prefetching them only
-        // fills the miss buffers.
-        if constexpr (std::is_same_v<T, float>) {
-            if (batch && contiguous) {
-                // Planar rows, eight inputs at a time: their sums stay in
-                // L1 until the row gather reads them.
-                for (int64_t i = ia; i < ib; i += 8) {
-                    const int64_t i1 = std::min(ib, i + 8);
-                    sum_rows(a, i, i1 - i, s.x.data(), dd, p.dd_sp[0], n, s.rows.data(), n);
-                    final_rows(i1 - i, ds + i * p.ds_sp[0], p.ds_sp[0]);
+        if (!p.vector_mode && p.nsp == 2) {
+            // Planar rows, eight inputs at a time, gathered while their sums
+            // are in L1. 16-bit rows are converted into a tile first, once
+            // per batch (rows two batches share are converted twice).
+            for (int64_t i = ia; i < ib; i += 8) {
+                const int64_t i1 = std::min(ib, i + 8);
+                row_source rows {nullptr, p.dd_sp[0]};
+                if constexpr (std::is_same_v<T, float>) {
+                    rows.base = dd;
+                } else {
+                    const int64_t first = g.first_output(i, i1), end = g.end_output(i, i1);
+                    if (int64_t(s.tile.size()) < (end - first) * n) s.tile.resize(size_t((end - first) * n));
+                    for (int64_t o = first; o < end; ++o) row_io<T>::load(dd + o * p.dd_sp[0], s.tile.data() + (o - first) * n, n);
+                    rows = {s.tile.data(), n, first};
                 }
-                return;
+                sum_rows(a, i, i1 - i, s.x.data(), rows, n, s.rows.data(), n);
+                final_rows(i1 - i, ds + i * p.ds_sp[0], p.ds_sp[0]);
             }
+            return;
         }
-        const int64_t slice_bytes = contiguous ? n * int64_t(sizeof(T)) : 0;
-        const int64_t ahead = slice_bytes > 0 && slice_bytes <= 2048 ? (4096 + slice_bytes - 1) / slice_bytes : 0;
-        int64_t prefetched = -1; // outputs up to this one were already requested
         for (int64_t i = ia; i < ib; ++i) {
-            float *acc = batch ? s.rows.data() + (i - ia) * n : s.acc[0].data();
-            if (ahead && i + ahead < ib)
-                for (int64_t t = g.begin[size_t(i + ahead)]; t < g.begin[size_t(i + ahead) + 1]; ++t) {
-                    const int64_t o = g.output[size_t(t)];
-                    if (o <= prefetched) continue;
-                    prefetched = o;
-                    const char *line = reinterpret_cast<const char *>(dd + o * p.dd_sp[0]);
-                    for (int64_t b = 0; b < slice_bytes; b += 64) __builtin_prefetch(line + b, 0, 3);
-                }
+            float *acc = s.acc[0].data();
             if (std::is_same_v<T, float> && !contiguous) {
                 // Strided f32 runs: sum run by run, straight from diff_dst.
                 for (size_t r = 0; r < p.dd_rows0.size(); ++r) {
@@ -193,9 +185,8 @@ template <typename T> struct task {
                 // ring slot, so each element is converted once.
                 sum_taps(acc, n, taps_of(a, i, s.x.data(), [&](int64_t o) { return slice0(o, contiguous); }));
             }
-            if (!batch) level<1>(acc, ds + i * p.ds_sp[0]);
+            level<1>(acc, ds + i * p.ds_sp[0]);
         }
-        if (batch) final_rows(ib - ia, ds + ia * p.ds_sp[0], p.ds_sp[0]);
     }
 
     // One spatial axis: level 0 is the last level and reads diff_dst itself.

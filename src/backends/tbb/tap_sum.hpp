@@ -40,11 +40,19 @@ struct grouped_axis {
 
 grouped_axis group_axis(const kernels::axis_gather &g);
 
+// Where the runs of outputs o >= first are: base + (o - first) * stride.
+struct row_source {
+    const float *base;
+    int64_t stride;
+    int64_t first = 0;
+    const float *row(int64_t o) const { return base + (o - first) * stride; }
+};
+
 // For inputs [i0, i1), every one sym4 (needs AVX-512: sym4_columns_available):
-// out[(i - i0) * out_stride + j] = the grouped sum over rows src + o * stride, j < n.
+// out[(i - i0) * out_stride + j] = the grouped sum over the rows of src, j < n.
 bool sym4_columns_available();
-void sum_sym4_columns(const grouped_axis &a, const float *src, int64_t stride, int64_t n, float *out,
-        int64_t out_stride, int64_t i0, int64_t i1);
+void sum_sym4_columns(const grouped_axis &a, const row_source &src, int64_t n, float *out, int64_t out_stride,
+        int64_t i0, int64_t i1);
 
 // Input i's taps ready to sum: x[t] is the run tap t reads.
 struct tap_run {
@@ -134,19 +142,19 @@ BPG_ALWAYS_INLINE void sum_taps(float *__restrict out, int64_t n, const tap_run 
 }
 
 // Rows [ia, ia + count) of an axis: out[(i - ia) * out_stride + j] for j < n,
-// sources at src + o * stride; x has room for every tap of the axis.
-BPG_ALWAYS_INLINE void sum_rows(const grouped_axis &a, int64_t ia, int64_t count, const float **x, const float *src,
-        int64_t stride, int64_t n, float *out, int64_t out_stride) {
+// from the runs of src; x has room for every tap of the axis.
+BPG_ALWAYS_INLINE void sum_rows(const grouped_axis &a, int64_t ia, int64_t count, const float **x, const row_source &src,
+        int64_t n, float *out, int64_t out_stride) {
     static const bool columns = sym4_columns_available();
     for (int64_t i = ia; i < ia + count;) {
         int64_t e = i;
         while (columns && e < ia + count && a.sym4[size_t(e)]) ++e;
         if (e - i >= 2) { // a run: rows shared between neighbours are loaded once
-            sum_sym4_columns(a, src, stride, n, out + (i - ia) * out_stride, out_stride, i, e);
+            sum_sym4_columns(a, src, n, out + (i - ia) * out_stride, out_stride, i, e);
             i = e;
             continue;
         }
-        sum_taps(out + (i - ia) * out_stride, n, taps_of(a, i, x, [&](int64_t o) { return src + o * stride; }));
+        sum_taps(out + (i - ia) * out_stride, n, taps_of(a, i, x, [&](int64_t o) { return src.row(o); }));
         ++i;
     }
 }
