@@ -89,7 +89,7 @@ TEST(TbbTapSum, RowRunsGiveTheBitsOfTheTapSums) {
             for (int64_t j = 0; j < n; ++j) src[size_t(o * stride + j)] = std::cos(float(o * 57 + j * 3)) * 10.f;
         std::vector<const float *> x(4);
         std::vector<float> rows(static_cast<size_t>(in * n)), want(static_cast<size_t>(n));
-        tbb_backend::sum_rows(a, 0, in, x.data(), src.data(), stride, n, rows.data(), n);
+        tbb_backend::sum_rows(a, 0, in, x.data(), {src.data(), stride}, n, rows.data(), n);
         for (int64_t i = 0; i < in; ++i) {
             tbb_backend::sum_taps(want.data(), n, tbb_backend::taps_of(a, i, x.data(), [&](int64_t o) { return src.data() + o * stride; }));
             ASSERT_EQ(std::memcmp(want.data(), rows.data() + i * n, size_t(n) * 4), 0) << "in " << in << " input " << i;

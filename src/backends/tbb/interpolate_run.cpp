@@ -46,6 +46,10 @@ struct converted_slices {
     }
 };
 
+// Level-0 slices of contiguous f32 data summed per batch of inputs, so rows
+// two neighbours share are loaded once (tap_sum.hpp's sum_rows).
+constexpr int64_t level0_batch = 4;
+
 // Everything one task needs besides the plan; allocated once per chunk of tasks.
 struct scratch {
     std::array<float_buffer, 4> acc; // accumulator of level k
@@ -59,7 +63,7 @@ struct scratch {
         int64_t taps = 1;
         for (int k = 0; k <= last; ++k) taps = std::max(taps, p.axes[size_t(k)].max_taps);
         x.resize(size_t(taps));
-        for (int k = 0; k < last; ++k) acc[size_t(k)].resize(p.slice_floats[size_t(k)]);
+        for (int k = 0; k < last; ++k) acc[size_t(k)].resize(p.slice_floats[size_t(k)] * (k == 0 ? level0_batch : 1));
         out.resize(p.vector_mode ? p.run : p.in[size_t(last)]);
         if (!p.vector_mode && last > 0) {
             // Rows of the level above the last: all of its inputs (level 0:
@@ -170,6 +174,16 @@ template <typename T> struct task {
                 final_rows(i1 - i, ds + i * p.ds_sp[0], p.ds_sp[0]);
             }
             return;
+        }
+        if constexpr (std::is_same_v<T, float>) {
+            if (contiguous) {
+                for (int64_t i = ia; i < ib; i += level0_batch) {
+                    const int64_t i1 = std::min(ib, i + level0_batch);
+                    sum_rows(a, i, i1 - i, s.x.data(), {dd, p.dd_sp[0]}, n, s.acc[0].data(), n);
+                    for (int64_t k = i; k < i1; ++k) level<1>(s.acc[0].data() + (k - i) * n, ds + k * p.ds_sp[0]);
+                }
+                return;
+            }
         }
         for (int64_t i = ia; i < ib; ++i) {
             float *acc = s.acc[0].data();
