@@ -79,6 +79,9 @@ std::string make_interp_plan(const core::interpolate_bwd_problem &p, interp_plan
         q.inner_rows = make_row_gather(q.axes[size_t(last)]);
         if (nsp == 1) q.split_unit = 16;
     }
+    const std::vector<uint8_t> &sym4 = q.grouped[0].sym4;
+    if (!q.vector_mode && nsp == 2) q.level0_batch = q.inner_rows.stride2 ? 8 : q.in[0];
+    else if (q.vector_mode && std::find(sym4.begin(), sym4.end(), 1) != sym4.end()) q.level0_batch = 4;
     plan = std::move(q);
     return {};
 }

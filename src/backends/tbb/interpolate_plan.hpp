@@ -56,6 +56,12 @@ struct interp_plan {
     row_gather_table inner_rows;
     int64_t split_unit = 1;
     int64_t level0_span = 1; // most outputs of axis 0 one input reads (ring slots)
+    // Inputs of axis 0 summed together. Planar 2-D: 8 when the row gather
+    // has its stride-2 form (rows gathered while in L1), else all of a
+    // task's (the slot form loads its tables once per call). Vector mode:
+    // 4 when axis 0 has 2x linear runs (rows shared by neighbours loaded
+    // once), else 1 (each slice goes on to the next level while in cache).
+    int64_t level0_batch = 1;
 };
 
 // Empty string and a filled plan when the kernel runs the problem; else why not.

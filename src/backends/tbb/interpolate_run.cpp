@@ -46,10 +46,6 @@ struct converted_slices {
     }
 };
 
-// Level-0 slices of contiguous f32 data summed per batch of inputs, so rows
-// two neighbours share are loaded once (tap_sum.hpp's sum_rows).
-constexpr int64_t level0_batch = 4;
-
 // Everything one task needs besides the plan; allocated once per chunk of tasks.
 struct scratch {
     std::array<float_buffer, 4> acc; // accumulator of level k
@@ -63,7 +59,7 @@ struct scratch {
         int64_t taps = 1;
         for (int k = 0; k <= last; ++k) taps = std::max(taps, p.axes[size_t(k)].max_taps);
         x.resize(size_t(taps));
-        for (int k = 0; k < last; ++k) acc[size_t(k)].resize(p.slice_floats[size_t(k)] * (k == 0 ? level0_batch : 1));
+        for (int k = 0; k < last; ++k) acc[size_t(k)].resize(p.slice_floats[size_t(k)] * (k == 0 ? p.level0_batch : 1));
         out.resize(p.vector_mode ? p.run : p.in[size_t(last)]);
         if (!p.vector_mode && last > 0) {
             // Rows of the level above the last: all of its inputs (level 0:
@@ -156,11 +152,11 @@ template <typename T> struct task {
         const int64_t n = p.slice_floats[0];
         const grouped_axis &a = p.grouped[0];
         if (!p.vector_mode && p.nsp == 2) {
-            // Planar rows, eight inputs at a time, gathered while their sums
-            // are in L1. 16-bit rows are converted into a tile first, once
-            // per batch (rows two batches share are converted twice).
-            for (int64_t i = ia; i < ib; i += 8) {
-                const int64_t i1 = std::min(ib, i + 8);
+            // Planar rows, p.level0_batch inputs at a time. 16-bit rows are
+            // converted into a tile first, once per batch (rows two batches
+            // share are converted twice).
+            for (int64_t i = ia; i < ib; i += p.level0_batch) {
+                const int64_t i1 = std::min(ib, i + p.level0_batch);
                 row_source rows {nullptr, p.dd_sp[0]};
                 if constexpr (std::is_same_v<T, float>) {
                     rows.base = dd;
@@ -177,8 +173,8 @@ template <typename T> struct task {
         }
         if constexpr (std::is_same_v<T, float>) {
             if (contiguous) {
-                for (int64_t i = ia; i < ib; i += level0_batch) {
-                    const int64_t i1 = std::min(ib, i + level0_batch);
+                for (int64_t i = ia; i < ib; i += p.level0_batch) {
+                    const int64_t i1 = std::min(ib, i + p.level0_batch);
                     sum_rows(a, i, i1 - i, s.x.data(), {dd, p.dd_sp[0]}, n, s.acc[0].data(), n);
                     for (int64_t k = i; k < i1; ++k) level<1>(s.acc[0].data() + (k - i) * n, ds + k * p.ds_sp[0]);
                 }

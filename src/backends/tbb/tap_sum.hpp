@@ -75,32 +75,35 @@ BPG_ALWAYS_INLINE tap_run taps_of(const grouped_axis &a, int64_t i, const float 
 
 namespace detail {
 
-// K taps whose groups start at the bits of STARTS; no multiplications when ONES.
+// The sum at j of taps T.. of K, whose groups start at the bits of STARTS:
+// s is the open group's sum so far, acc the closed groups' (none if FIRST).
+// A compile-time fold, so each K and STARTS is one straight-line expression
+// the loop over j vectorizes.
+template <int K, uint32_t STARTS, bool ONES, int T, bool FIRST>
+BPG_ALWAYS_INLINE float fold(const float *const *x, const float *w, int64_t j, float acc, float s) {
+    if constexpr (T == K || (STARTS >> T & 1u)) { // the group ending at T - 1 is complete
+        const float term = ONES ? s : w[T - 1] * s;
+        const float sum = FIRST ? term : acc + term;
+        if constexpr (T == K) return sum;
+        else return fold<K, STARTS, ONES, T + 1, false>(x, w, j, sum, x[T][j]);
+    } else {
+        return fold<K, STARTS, ONES, T + 1, FIRST>(x, w, j, acc, s + x[T][j]);
+    }
+}
+
 template <int K, uint32_t STARTS, bool ONES>
 BPG_ALWAYS_INLINE void sum_fixed(float *__restrict out, int64_t n, const tap_run &r) {
     const float *x[K];
     float w[K];
-#pragma GCC unroll 8
     for (int t = 0; t < K; ++t) {
         x[t] = r.x[t];
         w[t] = r.w[t];
     }
-    for (int64_t j = 0; j < n; ++j) {
-        float acc = 0.f, s = x[0][j];
-        bool first = true;
-#pragma GCC unroll 8
-        for (int t = 1; t <= K; ++t) {
-            if (t == K || (STARTS >> t & 1u)) { // the group ending at t - 1 is complete
-                const float term = ONES ? s : w[t - 1] * s;
-                acc = first ? term : acc + term;
-                first = false;
-                if (t < K) s = x[t][j];
-            } else {
-                s = s + x[t][j];
-            }
-        }
-        out[j] = acc;
-    }
+    // The runs never overlap out (out is scratch or diff_src, they are
+    // diff_dst or scratch): ivdep spares the vectorized loop a run-time
+    // overlap check.
+#pragma GCC ivdep
+    for (int64_t j = 0; j < n; ++j) out[j] = fold<K, STARTS, ONES, 1, true>(x, w, j, 0.f, x[0][j]);
 }
 
 template <int K, uint32_t S = 1>
@@ -124,20 +127,27 @@ BPG_ALWAYS_INLINE void sum_taps(float *__restrict out, int64_t n, const tap_run 
         case 4: return detail::sum_k<4>(out, n, r);
         default: break;
     }
-    // Many taps (strong downsampling): the same order, one pass per group.
-    bool first = true;
-    for (int64_t t = 0; t < r.k;) {
-        int64_t e = t + 1;
-        while (e < r.k && !r.start[e]) ++e;
-        const float w = r.w[t];
-        for (int64_t j = 0; j < n; ++j) {
-            float s = r.x[t][j];
-            for (int64_t u = t + 1; u < e; ++u) s = s + r.x[u][j];
-            const float term = r.ones ? s : w * s;
-            out[j] = first ? term : out[j] + term;
+    // Many taps (strong downsampling): the same order, a group at a time
+    // over chunks of j (simple loops the compiler vectorizes).
+    constexpr int64_t chunk = 64;
+    float group[chunk];
+    for (int64_t j0 = 0; j0 < n; j0 += chunk) {
+        const int64_t m = n - j0 < chunk ? n - j0 : chunk;
+        float *o = out + j0;
+        for (int64_t t = 0; t < r.k;) {
+            for (int64_t j = 0; j < m; ++j) group[j] = r.x[t][j0 + j];
+            int64_t e = t + 1;
+            for (; e < r.k && !r.start[e]; ++e)
+                for (int64_t j = 0; j < m; ++j) group[j] = group[j] + r.x[e][j0 + j];
+            const float w = r.w[t];
+            if (!r.ones)
+                for (int64_t j = 0; j < m; ++j) group[j] = w * group[j];
+            if (t == 0)
+                for (int64_t j = 0; j < m; ++j) o[j] = group[j];
+            else
+                for (int64_t j = 0; j < m; ++j) o[j] = o[j] + group[j];
+            t = e;
         }
-        first = false;
-        t = e;
     }
 }
 
