@@ -12,7 +12,7 @@ shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(fuzz_json_graph fuzz_npy)
 
-bash scripts/install-deps.sh
+bash scripts/install-deps.sh fuzz
 export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
 jobs="${BPG_JOBS:-$(nproc)}"
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \

@@ -18,10 +18,12 @@ compiled_partition compile_only_partition(const op &o, backend_kind b) {
 }
 } // namespace
 
-compiled_partition compile_interp(const dims &src, const dims &diff_dst, const char *mode, backend_kind b) {
+compiled_partition compile_interp(const dims &src, const dims &diff_dst, const char *mode, backend_kind b,
+        const char *coordinate_mode) {
     op o(0, op::kind::InterpolateBackprop, {logical_tensor(0, data_type::f32, src), logical_tensor(1, data_type::f32, diff_dst)},
             {logical_tensor(2, data_type::f32)}, "UP");
     o.set_attr(op::attr::mode, mode).set_attr(op::attr::data_format, "NCX");
+    o.set_attr(op::attr::coordinate_transformation_mode, coordinate_mode);
     o.set_attr(op::attr::sizes, std::vector<int64_t>(diff_dst.begin() + 2, diff_dst.end()));
     return compile_only_partition(o, b);
 }

@@ -11,8 +11,9 @@
 namespace bpg::test {
 
 // InterpolateBackprop f32 NCX: src 0 (shape src), diff_dst 1, diff_src 2;
-// `mode` "nearest" or "linear", half_pixel, sizes from diff_dst's shape.
-compiled_partition compile_interp(const dims &src, const dims &diff_dst, const char *mode, backend_kind b);
+// `mode` "nearest" or "linear", sizes from diff_dst's shape.
+compiled_partition compile_interp(const dims &src, const dims &diff_dst, const char *mode, backend_kind b,
+        const char *coordinate_mode = "half_pixel");
 // BatchNormTrainingBackprop f32 NCX, [C] statistics: src 0, diff_dst 1, mean
 // 2, variance 3, gamma 4; diff_src 5, diff_gamma 6, diff_beta 7.
 compiled_partition compile_bn(const dims &src, backend_kind b);
