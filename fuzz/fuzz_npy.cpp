@@ -45,11 +45,15 @@ void round_trip(const bpg::io::npy_array &a) {
     int64_t count = 1;
     for (int64_t d : shape) count *= d; // parse_npy checked the product
     if (count > fuzz::max_elements_to_run) return;
-    dims strides(shape.size());
-    int64_t s = 1;
-    for (size_t i = 0; i < shape.size(); ++i) {
-        strides[i] = s;
-        s *= std::max<int64_t>(shape[i], 1);
+    // An empty array may have huge dims whose strides overflow: dense_strides
+    // saturates them. Otherwise the product of the dims is count, small.
+    dims strides = dense_strides(shape);
+    if (count > 0) {
+        int64_t s = 1;
+        for (size_t i = 0; i < shape.size(); ++i) {
+            strides[i] = s;
+            s *= shape[i];
+        }
     }
     const logical_tensor lt(0, tensor_type_of(a.descr), shape, strides);
     std::vector<uint8_t> buffer(lt.get_mem_size() + 1);

@@ -2,7 +2,6 @@
 // must refuse.
 #include <limits>
 
-#include "graph/op_spec.hpp"
 #include "support/bad_input.hpp"
 
 namespace bpg::test {
@@ -37,16 +36,7 @@ op_spec relu_base() {
 
 bad_input row(std::string name, op_spec (*base)(), std::function<void(op_spec &)> change, status code,
         std::vector<std::string> has) {
-    const op_spec b = base();
-    has.insert(has.begin(), std::string(to_string(b.kind)) + " op " + std::to_string(b.id) + " (\"" + b.name + "\")");
-    return {std::move(name),
-            [b, change](sentinel_buffers &) {
-                op_spec s = b;
-                change(s);
-                graph g;
-                g.add_op(s.build());
-            },
-            code, std::move(has)};
+    return add_op_row(std::move(name), base(), std::move(change), code, std::move(has));
 }
 
 std::vector<bad_input> rows() {

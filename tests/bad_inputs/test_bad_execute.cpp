@@ -2,7 +2,6 @@
 // sentinel buffers: every check runs before any kernel writes.
 #include <cstring>
 
-#include "graph/op_spec.hpp"
 #include "support/bad_input.hpp"
 
 namespace bpg::test {

@@ -1,7 +1,6 @@
 // Catalogue rows: graph structure (add_op, finalize) and partition::compile.
 #include <limits>
 
-#include "graph/op_spec.hpp"
 #include "support/bad_input.hpp"
 
 namespace bpg::test {

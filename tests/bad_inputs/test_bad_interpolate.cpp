@@ -2,7 +2,6 @@
 #include <cmath>
 #include <limits>
 
-#include "graph/op_spec.hpp"
 #include "support/bad_input.hpp"
 
 namespace bpg::test {
@@ -24,17 +23,8 @@ op_spec base() {
     return s;
 }
 
-bad_input row(std::string name, std::function<void(op_spec &)> change, status code,
-        std::vector<std::string> has) {
-    has.insert(has.begin(), "InterpolateBackprop op 7 (\"UP\")");
-    return {std::move(name),
-            [change](sentinel_buffers &) {
-                op_spec s = base();
-                change(s);
-                graph g;
-                g.add_op(s.build());
-            },
-            code, std::move(has)};
+bad_input row(std::string name, std::function<void(op_spec &)> change, status code, std::vector<std::string> has) {
+    return add_op_row(std::move(name), base(), std::move(change), code, std::move(has));
 }
 
 const float nan = std::numeric_limits<float>::quiet_NaN();

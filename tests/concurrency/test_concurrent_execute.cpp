@@ -17,6 +17,22 @@ namespace {
 constexpr int threads = 8;
 constexpr int runs_per_thread = 1000;
 
+// Runs body(t) for t = 0..n-1 on n threads at once; returns how many threw.
+int run_on_threads(int n, const std::function<void(int)> &body) {
+    std::atomic<int> errors {0};
+    std::vector<std::thread> pool;
+    for (int t = 0; t < n; ++t)
+        pool.emplace_back([&, t] {
+            try {
+                body(t);
+            } catch (...) {
+                ++errors;
+            }
+        });
+    for (auto &th : pool) th.join();
+    return errors.load();
+}
+
 void expect_concurrent_runs_match_sequential(const compiled_partition &cp) {
     SCOPED_TRACE(cp.describe());
     std::vector<std::unique_ptr<port_buffers>> mine;
@@ -27,22 +43,15 @@ void expect_concurrent_runs_match_sequential(const compiled_partition &cp) {
         mine.back()->execute(cp);
         want.push_back(mine.back()->output_bits());
     }
-    std::atomic<int> mismatches {0}, errors {0};
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t)
-        pool.emplace_back([&, t] {
-            try {
-                for (int r = 0; r < runs_per_thread; ++r) {
-                    mine[t]->poison_outputs();
-                    mine[t]->execute(cp);
-                    if (mine[t]->output_bits() != want[t]) ++mismatches;
-                }
-            } catch (...) {
-                ++errors;
-            }
-        });
-    for (auto &th : pool) th.join();
-    EXPECT_EQ(errors.load(), 0);
+    std::atomic<int> mismatches {0};
+    const int errors = run_on_threads(threads, [&](int t) {
+        for (int r = 0; r < runs_per_thread; ++r) {
+            mine[t]->poison_outputs();
+            mine[t]->execute(cp);
+            if (mine[t]->output_bits() != want[t]) ++mismatches;
+        }
+    });
+    EXPECT_EQ(errors, 0);
     EXPECT_EQ(mismatches.load(), 0) << "of " << threads * runs_per_thread << " concurrent runs";
 }
 
@@ -80,24 +89,17 @@ TEST(ConcurrentCompile, SamePartitionFromSeveralThreads) {
         want.push_back(b.output_bits());
     }
     constexpr int compilers = 6, rounds = 20;
-    std::atomic<int> mismatches {0}, errors {0};
-    std::vector<std::thread> pool;
-    for (int t = 0; t < compilers; ++t)
-        pool.emplace_back([&, t] {
-            try {
-                for (int r = 0; r < rounds; ++r) {
-                    const size_t k = size_t(t + r) % makers.size();
-                    const compiled_partition cp = makers[k]();
-                    port_buffers b(cp, 7);
-                    b.execute(cp);
-                    if (b.output_bits() != want[k]) ++mismatches;
-                }
-            } catch (...) {
-                ++errors;
-            }
-        });
-    for (auto &th : pool) th.join();
-    EXPECT_EQ(errors.load(), 0);
+    std::atomic<int> mismatches {0};
+    const int errors = run_on_threads(compilers, [&](int t) {
+        for (int r = 0; r < rounds; ++r) {
+            const size_t k = size_t(t + r) % makers.size();
+            const compiled_partition cp = makers[k]();
+            port_buffers b(cp, 7);
+            b.execute(cp);
+            if (b.output_bits() != want[k]) ++mismatches;
+        }
+    });
+    EXPECT_EQ(errors, 0);
     EXPECT_EQ(mismatches.load(), 0) << "of " << compilers * rounds << " compiles";
 }
 

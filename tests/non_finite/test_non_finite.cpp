@@ -13,6 +13,7 @@
 // and diff_beta[c] non-finite, and no other channel's.
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -44,6 +45,16 @@ template <typename Compile> std::vector<std::pair<backend_kind, compiled_partiti
     return v;
 }
 
+using marks = std::vector<std::pair<int64_t, float>>;
+
+// Runs cp on seeded inputs whose diff_dst (input 1) has `m` put in.
+std::unique_ptr<port_buffers> run_marked(const compiled_partition &cp, const marks &m) {
+    auto b = std::make_unique<port_buffers>(cp, 2);
+    for (const auto &[at, v] : m) b->input(1)[at] = v;
+    b->execute(cp);
+    return b;
+}
+
 struct interp_nf_case {
     dims src, dd;
     const char *mode, *coord;
@@ -55,12 +66,12 @@ TEST_P(NonFiniteInterpolate, ReachOnlyTheElementsThatReadThem) {
     const interp_nf_case c = GetParam();
     const int64_t n_dd = count_of(c.dd);
     // diff_dst elements made non-finite: first, last and two inside.
-    const std::vector<std::pair<int64_t, float>> marks = {{0, nan}, {n_dd / 3, inf}, {n_dd / 2 + 1, -inf}, {n_dd - 1, nan}};
+    const marks poison = {{0, nan}, {n_dd / 3, inf}, {n_dd / 2 + 1, -inf}, {n_dd - 1, nan}};
 
     // Which diff_src elements read each marked element (reference, one-hot).
     const compiled_partition ref = compile_interp(c.src, c.dd, c.mode, backend_kind::ref, c.coord);
     std::set<int64_t> readers;
-    for (const auto &[at, v] : marks) {
+    for (const auto &[at, v] : poison) {
         port_buffers b(ref, 1);
         std::fill(b.input(1), b.input(1) + n_dd, 0.f);
         b.input(1)[at] = 1.f;
@@ -73,10 +84,8 @@ TEST_P(NonFiniteInterpolate, ReachOnlyTheElementsThatReadThem) {
 
     for (const auto &[kind, cp] : on_every_backend([&](backend_kind b) { return compile_interp(c.src, c.dd, c.mode, b, c.coord); })) {
         SCOPED_TRACE(to_string(kind));
-        port_buffers b(cp, 2);
-        for (const auto &[at, v] : marks) b.input(1)[at] = v;
-        b.execute(cp);
-        const std::vector<float> &ds = b.output(2);
+        const auto b = run_marked(cp, poison);
+        const std::vector<float> &ds = b->output(2);
         for (size_t i = 0; i < ds.size(); ++i)
             EXPECT_EQ(!std::isfinite(ds[i]), readers.count(int64_t(i)) == 1) << "diff_src[" << i << "] = " << ds[i];
     }
@@ -98,19 +107,17 @@ TEST(NonFiniteBatchNorm, PoisonsExactlyItsChannel) {
     const int64_t hw = 30, channels = 4;
     auto channel_of = [&](int64_t flat) { return (flat / hw) % channels; };
     // diff_dst: NaN in channel 1, +Inf in channel 3 (flat indices).
-    const std::vector<std::pair<int64_t, float>> marks = {{1 * hw + 7, nan}, {(4 + 3) * hw + 2, inf}};
+    const marks poison = {{1 * hw + 7, nan}, {(4 + 3) * hw + 2, inf}};
     const std::set<int64_t> poisoned = {1, 3};
     for (const auto &[kind, cp] : on_every_backend([&](backend_kind b) { return compile_bn(shape, b); })) {
         SCOPED_TRACE(to_string(kind));
-        port_buffers b(cp, 3);
-        for (const auto &[at, v] : marks) b.input(1)[at] = v;
-        b.execute(cp);
-        const std::vector<float> &ds = b.output(5);
+        const auto b = run_marked(cp, poison);
+        const std::vector<float> &ds = b->output(5);
         for (size_t i = 0; i < ds.size(); ++i)
             EXPECT_EQ(!std::isfinite(ds[i]), poisoned.count(channel_of(int64_t(i))) == 1) << "diff_src[" << i << "] = " << ds[i];
         for (size_t id : {6, 7})
             for (int64_t ch = 0; ch < channels; ++ch)
-                EXPECT_EQ(!std::isfinite(b.output(id)[size_t(ch)]), poisoned.count(ch) == 1) << "output " << id << "[" << ch << "]";
+                EXPECT_EQ(!std::isfinite(b->output(id)[size_t(ch)]), poisoned.count(ch) == 1) << "output " << id << "[" << ch << "]";
     }
 }
 

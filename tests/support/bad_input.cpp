@@ -18,6 +18,20 @@ int sentinel_buffers::first_touched() const {
 
 std::string row_name(const ::testing::TestParamInfo<bad_input> &info) { return info.param.name; }
 
+bad_input add_op_row(std::string name, const op_spec &valid, std::function<void(op_spec &)> change, status code,
+        std::vector<std::string> message_has) {
+    message_has.insert(message_has.begin(),
+            std::string(to_string(valid.kind)) + " op " + std::to_string(valid.id) + " (\"" + valid.name + "\")");
+    return {std::move(name),
+            [valid, change](sentinel_buffers &) {
+                op_spec s = valid;
+                change(s);
+                graph g;
+                g.add_op(s.build());
+            },
+            code, std::move(message_has)};
+}
+
 graph graph_of(const std::vector<op> &ops) {
     graph g;
     for (const op &o : ops) g.add_op(o);

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "bpg/graph.hpp"
+#include "graph/op_spec.hpp"
 
 namespace bpg::test {
 
@@ -45,6 +46,10 @@ class BadInput : public ::testing::TestWithParam<bad_input> {};
 std::string row_name(const ::testing::TestParamInfo<bad_input> &info);
 
 // Builders shared by the rows files.
+// A row that changes a valid op and expects add_op to refuse it; the message
+// must also name the op ("Kind op ID (\"NAME\")").
+bad_input add_op_row(std::string name, const op_spec &valid, std::function<void(op_spec &)> change, status code,
+        std::vector<std::string> message_has);
 // Adds the ops to a fresh graph and finalizes it.
 graph graph_of(const std::vector<op> &ops);
 // Compiles the only partition of a graph of these ops (inputs as declared).
