@@ -8,9 +8,11 @@
 // diff_dst is 1 everywhere except a few marked elements whose reads or
 // writes land beyond 2^31; every diff_src element is checked.
 // src is shape-only for this op: its buffer is allocated but never touched,
-// so each test keeps about 13 GiB resident. Tests skip, saying so, when
-// /proc/meminfo's MemAvailable is smaller. Named HugeShapes so that the
-// sanitizer run can leave them out (scripts/test-sanitizers.sh).
+// so each run keeps about 13 GiB resident. The test skips, saying so, when
+// /proc/meminfo's MemAvailable is smaller. The two runs are one test, one
+// after the other (ctest -j would otherwise run them at once). Named
+// HugeShapes so that the sanitizer run can leave it out
+// (scripts/test-sanitizers.sh).
 #include <fstream>
 #include <memory>
 #include <string>
@@ -84,7 +86,8 @@ template <typename F> int64_t count_wrong(const float *got, int64_t n, F want) {
     return wrong;
 }
 
-TEST(HugeShapes, UpsampleReadsDiffDstPast2To31) {
+// Upsample: diff_dst has 2^31 + 2^19 elements, read past 2^31.
+void upsample_reads_diff_dst_past_2_to_31() {
     const int64_t w = (int64_t(1) << 15) + 8;
     huge_run r {{2, 2, 8192, w}, {2, 2, 8192, 2 * w}, nullptr, nullptr};
     ASSERT_GT(count_of(r.dd), two31);
@@ -102,7 +105,8 @@ TEST(HugeShapes, UpsampleReadsDiffDstPast2To31) {
     EXPECT_EQ(count_wrong(r.diff_src.get(), count_of(r.src), want), 0);
 }
 
-TEST(HugeShapes, DownsampleWritesDiffSrcPast2To31) {
+// Downsample: diff_src has 2^31 + 2^19 elements, written past 2^31.
+void downsample_writes_diff_src_past_2_to_31() {
     const int64_t w = (int64_t(1) << 15) + 8;
     huge_run r {{2, 2, 8192, 2 * w}, {2, 2, 8192, w}, nullptr, nullptr};
     ASSERT_GT(count_of(r.src), two31);
@@ -118,6 +122,13 @@ TEST(HugeShapes, DownsampleWritesDiffSrcPast2To31) {
         return 1.f;
     };
     EXPECT_EQ(count_wrong(r.diff_src.get(), count_of(r.src), want), 0);
+}
+
+// One test, so the two ~13 GiB runs never overlap, even under ctest -j.
+TEST(HugeShapes, ReadAndWritePast2To31) {
+    upsample_reads_diff_dst_past_2_to_31();
+    if (IsSkipped()) return;
+    downsample_writes_diff_src_past_2_to_31();
 }
 
 } // namespace
