@@ -54,8 +54,12 @@ dims dense_strides(const dims &shape) {
     int64_t acc = 1;
     for (int a = int(shape.size()) - 1; a >= 0; --a) {
         s[a] = acc;
-        // Zero-size axes keep the strides of size 1, as NumPy does.
-        if (shape[a] > 1) acc *= shape[a];
+        // Zero-size axes keep the strides of size 1, as NumPy does. A shape
+        // whose strides overflow int64 has no dense layout; its strides
+        // saturate (never wrap), and element_count / get_mem_size, which every
+        // path runs before using a layout, report the overflow.
+        if (shape[a] > 1 && __builtin_mul_overflow(acc, shape[a], &acc))
+            acc = std::numeric_limits<int64_t>::max();
     }
     return s;
 }

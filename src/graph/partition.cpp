@@ -59,8 +59,12 @@ void check_strides(const std::string &who, const logical_tensor &lt, bool is_out
             throw error(status::invalid_shape,
                     who + ": tensor " + std::to_string(lt.get_id()) + " has negative stride "
                             + std::to_string(s));
-    lt.element_count(); // throws on overflow
-    lt.get_mem_size();  // throws on overflow
+    try {
+        lt.element_count(); // throws on overflow
+        lt.get_mem_size();  // throws on overflow
+    } catch (const error &e) {
+        throw error(e.code(), who + ": " + e.what());
+    }
     if (is_output && !core::is_non_overlapping(lt.get_dims(), lt.get_strides()))
         throw error(status::invalid_shape,
                 who + ": output tensor " + std::to_string(lt.get_id()) + " has strides "

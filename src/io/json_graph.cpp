@@ -445,6 +445,9 @@ graph_document parse_graph_json(const std::string &text) {
         top.fail(status::invalid_argument, "",
                 "not valid JSON: syntax error at byte " + std::to_string(e.byte) + " (" + e.what()
                         + ")");
+    } catch (const json::out_of_range &e) {
+        // A number literal too large for any JSON number type (1e400).
+        top.fail(status::invalid_argument, "", std::string("not valid JSON: ") + e.what());
     }
     if (!root.is_object())
         top.fail(status::invalid_argument, "",

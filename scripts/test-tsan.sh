@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Builds the library and the concurrency tests (tests/concurrency) with
+# ThreadSanitizer in build-tsan/ and runs them; any data race report fails.
+# The oneTBB kernels of src/backends/tbb are not instrumented (GCC's ifunc
+# resolvers of their target_clones crash under TSan at load, see
+# src/CMakeLists.txt); oneTBB, oneDNN and OpenMP are uninstrumented system
+# libraries. What TSan checks is the library's own shared state: compile,
+# dispatch, the dnnl primitive cache, execute's binding and scratch.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
+export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}"
+jobs="${BPG_JOBS:-$(nproc)}"
+# TSan needs its fixed memory layout: with large mmap randomisation (newer
+# kernels) binaries abort at start unless ASLR is off for them.
+no_aslr=(setarch "$(uname -m)" -R)
+bash scripts/install-deps.sh
+start=$(date +%s)
+cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Release -DBPG_SANITIZE=thread \
+  -DBPG_TEST_GLOB='concurrency/test_*.cpp' -DBPG_BUILD_TOOLS=OFF -DBPG_BUILD_EXAMPLES=OFF >/dev/null
+"${no_aslr[@]}" cmake --build build-tsan -j"$jobs" # runs bpg-tests to list its tests
+"${no_aslr[@]}" ctest --test-dir build-tsan --output-on-failure -j1 --timeout 900
+echo "test-tsan: TSan build and concurrency tests in $(( $(date +%s) - start )) s"
