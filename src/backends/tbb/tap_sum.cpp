@@ -5,6 +5,27 @@
 
 namespace bpg::tbb_backend {
 
+__attribute__((target_clones("avx512f", "avx2", "default"))) void sum_taps(float *out, int64_t n, const tap_run &r) {
+    sum_taps_inline(out, n, r);
+}
+
+__attribute__((target_clones("avx512f", "avx2", "default"))) void sum_rows(const grouped_axis &a, int64_t ia,
+        int64_t count, const float **x, const row_source &src,
+        int64_t n, float *out, int64_t out_stride) {
+    static const bool columns = sym4_columns_available();
+    for (int64_t i = ia; i < ia + count;) {
+        int64_t e = i;
+        while (columns && e < ia + count && a.sym4[size_t(e)]) ++e;
+        if (e - i >= 2) { // a run: rows shared between neighbours are loaded once
+            sum_sym4_columns(a, src, n, out + (i - ia) * out_stride, out_stride, i, e);
+            i = e;
+            continue;
+        }
+        sum_taps_inline(out + (i - ia) * out_stride, n, taps_of(a, i, x, [&](int64_t o) { return src.row(o); }));
+        ++i;
+    }
+}
+
 grouped_axis group_axis(const kernels::axis_gather &g) {
     grouped_axis a;
     a.begin = g.begin;

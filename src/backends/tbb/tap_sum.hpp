@@ -117,8 +117,13 @@ BPG_ALWAYS_INLINE void sum_k(float *__restrict out, int64_t n, const tap_run &r)
 
 } // namespace detail
 
-// out[j] = the grouped sum of r's taps at j, for j < n.
-BPG_ALWAYS_INLINE void sum_taps(float *__restrict out, int64_t n, const tap_run &r) {
+// out[j] = the grouped sum of r's taps at j, for j < n. One out-of-line copy
+// per instruction set (tap_sum.cpp): inlined at every call site of every
+// kernel clone, its thirty unrolled loops made the kernel take minutes to
+// compile.
+void sum_taps(float *out, int64_t n, const tap_run &r);
+
+BPG_ALWAYS_INLINE void sum_taps_inline(float *__restrict out, int64_t n, const tap_run &r) {
     switch (r.k) {
         case 0: for (int64_t j = 0; j < n; ++j) out[j] = 0.f; return;
         case 1: return detail::sum_k<1>(out, n, r);
@@ -152,21 +157,9 @@ BPG_ALWAYS_INLINE void sum_taps(float *__restrict out, int64_t n, const tap_run 
 }
 
 // Rows [ia, ia + count) of an axis: out[(i - ia) * out_stride + j] for j < n,
-// from the runs of src; x has room for every tap of the axis.
-BPG_ALWAYS_INLINE void sum_rows(const grouped_axis &a, int64_t ia, int64_t count, const float **x, const row_source &src,
-        int64_t n, float *out, int64_t out_stride) {
-    static const bool columns = sym4_columns_available();
-    for (int64_t i = ia; i < ia + count;) {
-        int64_t e = i;
-        while (columns && e < ia + count && a.sym4[size_t(e)]) ++e;
-        if (e - i >= 2) { // a run: rows shared between neighbours are loaded once
-            sum_sym4_columns(a, src, n, out + (i - ia) * out_stride, out_stride, i, e);
-            i = e;
-            continue;
-        }
-        sum_taps(out + (i - ia) * out_stride, n, taps_of(a, i, x, [&](int64_t o) { return src.row(o); }));
-        ++i;
-    }
-}
+// from the runs of src; x has room for every tap of the axis. Out of line
+// like sum_taps, one call per batch of rows.
+void sum_rows(const grouped_axis &a, int64_t ia, int64_t count, const float **x, const row_source &src, int64_t n,
+        float *out, int64_t out_stride);
 
 } // namespace bpg::tbb_backend
