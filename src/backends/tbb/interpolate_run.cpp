@@ -131,12 +131,10 @@ template <typename T> struct task {
         }
     }
 
-    // A level-0 slice of diff_dst as f32: in place for f32 data when its runs
-    // are contiguous, else gathered (and converted) into a ring slot.
-    BPG_ALWAYS_INLINE const float *slice0(int64_t o, bool contiguous) {
+    // A level-0 slice of 16-bit diff_dst, converted into a ring slot (f32
+    // data is read in place).
+    BPG_ALWAYS_INLINE const float *slice0(int64_t o) {
         const T *base = dd + o * p.dd_sp[0];
-        if constexpr (std::is_same_v<T, float>)
-            if (contiguous) return base;
         return s.ring.get(o, [&](float *slot) {
             for (size_t r = 0; r < p.dd_rows0.size(); ++r)
                 row_io<T>::load(base + p.dd_rows0[r], slot + int64_t(r) * p.run, p.run);
@@ -183,8 +181,9 @@ template <typename T> struct task {
         }
         for (int64_t i = ia; i < ib; ++i) {
             float *acc = s.acc[0].data();
-            if (std::is_same_v<T, float> && !contiguous) {
-                // Strided f32 runs: sum run by run, straight from diff_dst.
+            if constexpr (std::is_same_v<T, float>) {
+                // Strided f32 runs (contiguous ones took the batches above):
+                // sum run by run, straight from diff_dst.
                 for (size_t r = 0; r < p.dd_rows0.size(); ++r) {
                     sum_taps(acc + int64_t(r) * p.run, p.run, taps_of(a, i, s.x.data(), [&](int64_t o) {
                         return reinterpret_cast<const float *>(dd + o * p.dd_sp[0] + p.dd_rows0[r]);
@@ -193,7 +192,7 @@ template <typename T> struct task {
             } else {
                 // A 16-bit slice shared with the previous input stays in its
                 // ring slot, so each element is converted once.
-                sum_taps(acc, n, taps_of(a, i, s.x.data(), [&](int64_t o) { return slice0(o, contiguous); }));
+                sum_taps(acc, n, taps_of(a, i, s.x.data(), [&](int64_t o) { return slice0(o); }));
             }
             level<1>(acc, ds + i * p.ds_sp[0]);
         }
