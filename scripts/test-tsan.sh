@@ -9,7 +9,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
-export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}"
+# ignore_noninstrumented_modules: oneTBB, oneDNN and the OpenMP runtime are
+# uninstrumented system libraries whose own synchronisation TSan cannot see;
+# without it, oneTBB's memset of a recycled task block is reported as a race
+# with the thread that last used that memory.
+export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:ignore_noninstrumented_modules=1}"
 jobs="${BPG_JOBS:-$(nproc)}"
 # TSan needs its fixed memory layout: with large mmap randomisation (newer
 # kernels) binaries abort at start unless ASLR is off for them.
@@ -19,12 +23,5 @@ start=$(date +%s)
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Release -DBPG_SANITIZE=thread \
   -DBPG_TEST_GLOB='concurrency/test_*.cpp' -DBPG_BUILD_TOOLS=OFF -DBPG_BUILD_EXAMPLES=OFF >/dev/null
 "${no_aslr[@]}" cmake --build build-tsan -j"$jobs" # runs bpg-tests to list its tests
-# Excluded: the two interpolate-on-tbb runs. Since the kernels' tap sums moved
-# out of line (2026-11-22) TSan reports a memset inside the uninstrumented
-# libtbb against kernel scratch it cannot order (oneTBB's synchronisation is
-# invisible to it); not yet shown to be a false positive, so it is tracked,
-# not hidden: the same tests pass bit-exact (8,000 concurrent runs each) in
-# the plain and ASan suites.
-"${no_aslr[@]}" ctest --test-dir build-tsan --output-on-failure -j1 --timeout 900 \
-  -E '^ConcurrentExecute\.Interpolate(Linear|Nearest)OnTbb$'
+"${no_aslr[@]}" ctest --test-dir build-tsan --output-on-failure -j1 --timeout 900
 echo "test-tsan: TSan build and concurrency tests in $(( $(date +%s) - start )) s"

@@ -8,6 +8,8 @@
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
+#include <system_error>
+#include <vector>
 
 namespace bpg::test {
 
@@ -23,11 +25,33 @@ inline std::string read_text(const std::string &path) {
     return ss.str();
 }
 
+// Every temporary directory this test process made, removed when the process exits (each ctest
+// test is its own process), so test runs do not litter the temp directory. Set
+// BPG_KEEP_TEST_FILES=1 to keep them for a post-mortem.
+class temp_dir_registry {
+public:
+    static temp_dir_registry &instance() {
+        static temp_dir_registry r;
+        return r;
+    }
+    void add(const std::filesystem::path &d) { dirs_.push_back(d); }
+    ~temp_dir_registry() {
+        const char *keep = std::getenv("BPG_KEEP_TEST_FILES");
+        if (keep && std::string(keep) == "1") return;
+        std::error_code ec;
+        for (const auto &d : dirs_) std::filesystem::remove_all(d, ec);
+    }
+
+private:
+    std::vector<std::filesystem::path> dirs_;
+};
+
 // A fresh, empty temporary directory for one test.
 inline std::string temp_dir(const std::string &name) {
     auto d = std::filesystem::temp_directory_path() / ("bpg-test-" + name + "-" + std::to_string(::getpid()));
     std::filesystem::remove_all(d);
     std::filesystem::create_directories(d);
+    temp_dir_registry::instance().add(d);
     return d.string();
 }
 
