@@ -11,6 +11,7 @@
 
 #include "backends/tbb/convert_rows.hpp"
 #include "backends/tbb/interpolate_plan.hpp"
+#include "backends/tbb/row_sum_gather.hpp"
 #include "backends/tbb/tap_sum.hpp"
 
 namespace bpg::tbb_backend {
@@ -109,6 +110,27 @@ template <typename T> struct task {
         }
     }
 
+    // Planar: the level above the last and the last, for inputs [i0, i0 +
+    // count) of the level above (grouped axis a, its rows of n floats at
+    // rows); input i's diff_src row at dst + (i - i0) * row_stride. Fused
+    // (row_sum_gather.hpp) where the row gather has its stride-2 form, else
+    // the rows are summed into s.rows and gathered from there.
+    BPG_ALWAYS_INLINE void rows_to_diff_src(const grouped_axis &a, int64_t i0, int64_t count, const row_source &rows,
+            int64_t n, T *dst, int64_t row_stride) {
+        const kernels::axis_gather &g = p.axes[size_t(p.nsp - 1)];
+        if (row_sum_gather_available(p.inner_rows)) {
+            if constexpr (std::is_same_v<T, float>) {
+                sum_gather_rows(a, i0, count, s.x.data(), rows, p.inner_rows, g, dst, row_stride, s.rows.data());
+            } else {
+                sum_gather_rows(a, i0, count, s.x.data(), rows, p.inner_rows, g, s.out.data(), g.in, s.rows.data());
+                for (int64_t r = 0; r < count; ++r) row_io<T>::store(s.out.data() + r * g.in, dst + r * row_stride, g.in);
+            }
+            return;
+        }
+        sum_rows(a, i0, count, s.x.data(), rows, n, s.rows.data(), n);
+        final_rows(count, dst, row_stride);
+    }
+
     // Levels 1..last from the dense accumulator of the level above. In
     // planar mode the level above the last writes its rows into s.rows and
     // the last level gathers them all at once.
@@ -118,10 +140,8 @@ template <typename T> struct task {
             if constexpr (K + 1 < 4) {
                 const kernels::axis_gather &g = p.axes[K];
                 const int64_t n = p.slice_floats[K];
-                if (!p.vector_mode && K + 1 == p.nsp - 1) { // rows for one final gather
-                    sum_rows(p.grouped[K], 0, g.in, s.x.data(), {src, n}, n, s.rows.data(), n);
-                    return final_rows(g.in, dst, p.ds_sp[K]);
-                }
+                if (!p.vector_mode && K + 1 == p.nsp - 1) // the rows, then the final gather
+                    return rows_to_diff_src(p.grouped[K], 0, g.in, {src, n}, n, dst, p.ds_sp[K]);
                 for (int64_t i = 0; i < g.in; ++i) {
                     float *acc = s.acc[K].data();
                     sum_taps(acc, n, taps_of(p.grouped[K], i, s.x.data(), [&](int64_t out) { return src + out * n; }));
@@ -164,8 +184,7 @@ template <typename T> struct task {
                     for (int64_t o = first; o < end; ++o) row_io<T>::load(dd + o * p.dd_sp[0], s.tile.data() + (o - first) * n, n);
                     rows = {s.tile.data(), n, first};
                 }
-                sum_rows(a, i, i1 - i, s.x.data(), rows, n, s.rows.data(), n);
-                final_rows(i1 - i, ds + i * p.ds_sp[0], p.ds_sp[0]);
+                rows_to_diff_src(a, i, i1 - i, rows, n, ds + i * p.ds_sp[0], p.ds_sp[0]);
             }
             return;
         }

@@ -1,0 +1,28 @@
+// The last two levels of a planar (NCX) problem in one pass: the row sum of
+// the level above the last and the stride-2 gather of the innermost axis
+// (row_gather.hpp), without storing the summed row when it is a 2x nearest
+// pair or a 2x linear interior. Those two forms are summed in registers,
+// window by window, straight from the source rows, so diff_dst (or the level
+// above's scratch) is read once and nothing is written but diff_src.
+#pragma once
+
+#include <cstdint>
+
+#include "backends/tbb/row_gather.hpp"
+#include "backends/tbb/tap_sum.hpp"
+
+namespace bpg::tbb_backend {
+
+// AVX-512 and a table with the stride-2 form.
+bool row_sum_gather_available(const row_gather_table &t);
+
+// For inputs i in [i0, i0 + count) of axis a (the level above the last),
+// out[(i - i0) * out_stride + k] for k < g.in = the gather (t, g) of input
+// i's tap sum over the rows of src (each g.out floats). Inputs of another
+// form are summed into `row` (g.out floats) first; x has room for a's taps.
+// Every output is the same operations in the same order as sum_taps then
+// gather_rows, hence the same bits (tests/backends/test_tbb_row_gather.cpp).
+void sum_gather_rows(const grouped_axis &a, int64_t i0, int64_t count, const float **x, const row_source &src,
+        const row_gather_table &t, const kernels::axis_gather &g, float *out, int64_t out_stride, float *row);
+
+} // namespace bpg::tbb_backend

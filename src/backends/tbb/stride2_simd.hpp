@@ -1,0 +1,125 @@
+// The AVX-512 pieces of the stride-2 row gather (row_gather.hpp explains the
+// form), shared by the gather of rows in memory (row_gather_stride2.cpp) and
+// the gather fused with the level above's row sum (row_sum_gather.cpp), so
+// both compute every output with the same operations in the same order.
+// Include only from files of src/backends/tbb.
+#pragma once
+
+#include <cstdint>
+
+#include <immintrin.h>
+
+#include "backends/tbb/row_gather.hpp"
+
+namespace bpg::tbb_backend::stride2 {
+
+constexpr int32_t min_d = -2, max_d = 3; // shifts of at most one input either way
+
+#define BPG_AVX512 __attribute__((target("avx512f"), always_inline)) inline
+
+BPG_AVX512 __mmask16 valid16(int64_t n) {
+    return n >= 16 ? __mmask16(0xffff) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1u);
+}
+
+// A source row held in memory: the 16 floats at `at`, lanes outside m zero.
+struct memory_row {
+    const float *row;
+    BPG_AVX512 __m512 half(__mmask16 m, int64_t at) const { return _mm512_maskz_loadu_ps(m, row + at); }
+};
+
+// Even and odd outputs of block b's window (outputs [32b, 32b + 32) of a row
+// of `outs`, from a source such as memory_row). Outputs outside the row read
+// as zero; they only meet lanes without a tap there, which the masked FMAs
+// leave alone.
+struct phases {
+    __m512 e, o;
+};
+template <typename Source> BPG_AVX512 phases window(const Source &row, int64_t outs, int64_t b) {
+    const int64_t n = outs - 32 * b;
+    if (b < 0 || n <= 0) return {_mm512_setzero_ps(), _mm512_setzero_ps()};
+    const __m512 lo = row.half(valid16(n), 32 * b);
+    const __m512 hi = row.half(valid16(n - 16), 32 * b + 16);
+    const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    const __m512i odd = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+    return {_mm512_permutex2var_ps(lo, even, hi), _mm512_permutex2var_ps(lo, odd, hi)};
+}
+
+// (a:b) shifted down by S lanes: lanes S.. of b, then the first lanes of a.
+// (The masked form with a full mask: GCC 12's unmasked one warns about its
+// own undefined pass-through operand.)
+template <int S> BPG_AVX512 __m512 align(__m512 a, __m512 b) {
+    const __m512i ai = _mm512_castps_si512(a);
+    return _mm512_castsi512_ps(_mm512_mask_alignr_epi32(ai, __mmask16(0xffff), ai, _mm512_castps_si512(b), S));
+}
+
+// Output 2i + D for the 16 inputs i of the current block.
+template <int D> BPG_AVX512 __m512 source(const phases &prev, const phases &cur, const phases &next) {
+    if constexpr (D == -2) return align<15>(cur.e, prev.e);
+    else if constexpr (D == -1) return align<15>(cur.o, prev.o);
+    else if constexpr (D == 0) return cur.e;
+    else if constexpr (D == 1) return cur.o;
+    else if constexpr (D == 2) return align<1>(next.e, cur.e);
+    else return align<1>(next.o, cur.o);
+}
+
+// Taps d = DLO .. DLO + K - 1 of one block: common weights from registers,
+// or the block's own (masked) from the table.
+template <int DLO, int K, int k = 0>
+BPG_AVX512 __m512 sum_common(__m512 acc, const __m512 *w, const phases &prev, const phases &cur, const phases &next) {
+    if constexpr (k == K) return acc;
+    else return sum_common<DLO, K, k + 1>(_mm512_fmadd_ps(source<DLO + k>(prev, cur, next), w[k], acc), w, prev, cur, next);
+}
+template <int DLO, int K, int k = 0>
+BPG_AVX512 __m512 sum_block(__m512 acc, const float *w, const uint16_t *mask, const phases &prev, const phases &cur,
+        const phases &next) {
+    if constexpr (k == K) return acc;
+    else
+        return sum_block<DLO, K, k + 1>(
+                _mm512_mask3_fmadd_ps(source<DLO + k>(prev, cur, next), _mm512_loadu_ps(w + 16 * k), acc, __mmask16(mask[k])),
+                w, mask, prev, cur, next);
+}
+
+// One row of the gather, blocks [b0, b1), from a window source.
+template <int DLO, int K, typename Source>
+BPG_AVX512 void row_stride2(const row_gather_table &t, const kernels::axis_gather &g, const Source &row, float *o,
+        const __m512 *cw, int64_t b0, int64_t b1) {
+    constexpr bool reads_next = DLO + K - 1 >= 2;
+    o -= 16 * b0;
+    phases prev = window(row, g.out, b0 - 1), cur = window(row, g.out, b0), next = cur;
+    for (int64_t b = b0; b < b1; ++b) {
+        if constexpr (reads_next) next = window(row, g.out, b + 1);
+        const __m512 acc = t.s2_common[size_t(b)]
+                ? sum_common<DLO, K>(_mm512_setzero_ps(), cw, prev, cur, next)
+                : sum_block<DLO, K>(_mm512_setzero_ps(), t.s2_weight.data() + 16 * K * b, t.s2_mask.data() + K * b,
+                        prev, cur, next);
+        _mm512_mask_storeu_ps(o + 16 * b, valid16(g.in - 16 * b), acc);
+        prev = cur;
+        if constexpr (reads_next) cur = next;
+        else cur = window(row, g.out, b + 1);
+    }
+}
+
+// The common weights of the table's interior blocks, in registers.
+template <int K> struct common_weights {
+    __m512 w[K];
+    BPG_AVX512 explicit common_weights(const row_gather_table &t) {
+        for (int k = 0; k < K; ++k) w[k] = _mm512_set1_ps(t.s2_common_weight.empty() ? 0.f : t.s2_common_weight[size_t(k)]);
+    }
+};
+
+// Calls f.template operator()<DLO, K>() for the table's form (DLO in [-2, 3],
+// K in [1, 4], DLO + K - 1 <= 3).
+template <typename F> void with_form(const row_gather_table &t, F &&f) {
+    switch ((t.s2_dlo - min_d) * 4 + (t.s2_k - 1)) {
+#define BPG_FORM(DLO, K) \
+    case (DLO - min_d) * 4 + (K - 1): \
+        if constexpr (DLO + K - 1 <= max_d) return f.template operator()<DLO, K>(); \
+        break;
+#define BPG_FORMS(DLO) BPG_FORM(DLO, 1) BPG_FORM(DLO, 2) BPG_FORM(DLO, 3) BPG_FORM(DLO, 4)
+        BPG_FORMS(-2) BPG_FORMS(-1) BPG_FORMS(0) BPG_FORMS(1) BPG_FORMS(2) BPG_FORMS(3)
+#undef BPG_FORMS
+#undef BPG_FORM
+    }
+}
+
+} // namespace bpg::tbb_backend::stride2

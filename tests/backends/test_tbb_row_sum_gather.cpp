@@ -1,0 +1,110 @@
+// The fused last two planar levels (row_sum_gather.hpp): summing a 2x nearest
+// pair or a 2x linear interior in registers and gathering it gives the bits
+// of summing the row into memory (sum_taps) and gathering that (gather_rows),
+// for every coordinate and nearest mode of both axes, on rows of every length
+// (the tails masked), without reading past a row.
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "backends/tbb/row_sum_gather.hpp"
+#include "kernels/interp_tables.hpp"
+
+namespace bpg::test {
+namespace {
+
+using kernels::coord_mode;
+using kernels::nearest_rounding;
+
+struct axis_case {
+    int64_t in, out;
+    coord_mode mode;
+    bool nearest;
+    nearest_rounding rounding;
+    kernels::axis_gather gather() const {
+        kernels::axis_map m;
+        m.in = in;
+        m.out = out;
+        m.mode = mode;
+        return kernels::build_axis_gather(m, nearest, rounding);
+    }
+};
+
+std::vector<axis_case> axis_cases(std::initializer_list<int64_t> sizes) {
+    std::vector<axis_case> all;
+    const coord_mode modes[] = {coord_mode::half_pixel, coord_mode::align_corners, coord_mode::asymmetric,
+            coord_mode::pytorch_half_pixel, coord_mode::tf_half_pixel_for_nn};
+    const nearest_rounding roundings[] = {nearest_rounding::round_prefer_ceil, nearest_rounding::round_prefer_floor,
+            nearest_rounding::floor, nearest_rounding::ceil};
+    for (int64_t in : sizes)
+        for (int64_t out : {2 * in, 2 * in + 1, in})
+            for (coord_mode m : modes) {
+                all.push_back({in, out, m, false, nearest_rounding::round_prefer_ceil});
+                for (nearest_rounding r : roundings) all.push_back({in, out, m, true, r});
+            }
+    return all;
+}
+
+TEST(TbbRowSumGather, FusedRowsGiveTheBitsOfSumThenGather) {
+    std::vector<tbb_backend::row_gather_table> tables;
+    std::vector<kernels::axis_gather> inner;
+    for (const axis_case &c : axis_cases({1, 7, 16, 17, 33, 56})) {
+        kernels::axis_gather g = c.gather();
+        tbb_backend::row_gather_table t = tbb_backend::make_row_gather(g);
+        if (!t.stride2) continue;
+        inner.push_back(std::move(g));
+        tables.push_back(std::move(t));
+    }
+    ASSERT_GT(tables.size(), 50u);
+    if (!tbb_backend::row_sum_gather_available(tables[0])) GTEST_SKIP() << "no AVX-512 on this CPU";
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<float> u(-4.f, 4.f);
+    size_t pick = 0;
+    int64_t pairs = 0, sym4 = 0, others = 0;
+    for (const axis_case &oc : axis_cases({1, 2, 3, 8, 13})) {
+        const kernels::axis_gather og = oc.gather();
+        const tbb_backend::grouped_axis a = tbb_backend::group_axis(og);
+        for (int rep = 0; rep < 3; ++rep, pick = (pick + 7) % tables.size()) {
+            const kernels::axis_gather &g = inner[pick];
+            const tbb_backend::row_gather_table &t = tables[pick];
+            // Source rows of g.out floats, NaN padding between them (read it and the sums turn NaN).
+            const int64_t stride = g.out + 40;
+            std::vector<float> src(size_t(stride * oc.out + 40), std::numeric_limits<float>::quiet_NaN());
+            for (int64_t o = 0; o < oc.out; ++o)
+                for (int64_t j = 0; j < g.out; ++j) {
+                    float v = u(rng);
+                    if ((o * 31 + j) % 29 == 0) v = -0.f;
+                    src[size_t(o * stride + j)] = v;
+                }
+            const tbb_backend::row_source rows {src.data(), stride};
+            std::vector<const float *> x(size_t(std::max<int64_t>(og.max_taps, 1)));
+            std::vector<float> fused(size_t(oc.in * g.in), 7.f), row(size_t(g.out));
+            tbb_backend::sum_gather_rows(a, 0, oc.in, x.data(), rows, t, g, fused.data(), g.in, row.data());
+            std::vector<float> want(size_t(g.in));
+            for (int64_t i = 0; i < oc.in; ++i) {
+                const int64_t k = a.begin[size_t(i) + 1] - a.begin[size_t(i)];
+                if (a.sym4[size_t(i)]) ++sym4;
+                else if (k == 2 && a.starts[size_t(i)] == 1u && a.ones[size_t(i)]) ++pairs;
+                else ++others;
+                tbb_backend::sum_taps(row.data(), g.out, tbb_backend::taps_of(a, i, x.data(), [&](int64_t o) { return rows.row(o); }));
+                tbb_backend::gather_rows(t, g, row.data(), g.out, want.data(), g.in, 1);
+                SCOPED_TRACE(testing::Message() << "outer " << oc.in << "->" << oc.out << " mode " << int(oc.mode)
+                                                << " nearest " << oc.nearest << " rounding " << int(oc.rounding)
+                                                << " input " << i << "; inner " << g.in << "->" << g.out);
+                ASSERT_EQ(std::memcmp(want.data(), fused.data() + i * g.in, size_t(g.in) * 4), 0);
+                for (int64_t j = 0; j < g.in; ++j) ASSERT_FALSE(std::isnan(fused[size_t(i * g.in + j)])) << j;
+            }
+        }
+    }
+    // Every form met, many times over.
+    EXPECT_GT(pairs, 100);
+    EXPECT_GT(sym4, 100);
+    EXPECT_GT(others, 100);
+}
+
+} // namespace
+} // namespace bpg::test
