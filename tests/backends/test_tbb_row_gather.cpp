@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "backends/tbb/row_gather.hpp"
+#include "backends/tbb/simd_store.hpp"
 #include "kernels/interp_tables.hpp"
 
 namespace bpg::test {
@@ -95,6 +96,28 @@ TEST(TbbRowGather, Stride2FormMatchesSlotFormBitForBit) {
     // Exact 2x upsampling has the form in every coordinate mode but align_corners.
     EXPECT_GT(stride2_tables, 100) << stride2_tables << " of " << cases().size();
     std::printf("stride-2 form: %d of %zu tables\n", stride2_tables, cases().size());
+}
+
+// The partial-vector store of the AVX-512 kernels writes lanes [0, n) and not
+// one byte more, at any alignment.
+__attribute__((target("avx512f"))) void store_lanes(float *dst, const float *lanes, int64_t n) {
+    tbb_backend::store_first(dst, _mm512_loadu_ps(lanes), n);
+}
+
+TEST(TbbRowGather, PartialStoreWritesExactlyTheFirstLanes) {
+    if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "no AVX-512 on this CPU";
+    float lanes[16];
+    for (int k = 0; k < 16; ++k) lanes[k] = float(k + 1);
+    for (int64_t offset = 0; offset < 16; ++offset)
+        for (int64_t n = -1; n <= 17; ++n) {
+            std::vector<float> buf(48, -7.f);
+            store_lanes(buf.data() + 16 + offset, lanes, n);
+            for (int64_t k = 0; k < 48; ++k) {
+                const int64_t lane = k - 16 - offset;
+                const float want = lane >= 0 && lane < std::min<int64_t>(n, 16) ? float(lane + 1) : -7.f;
+                ASSERT_EQ(buf[size_t(k)], want) << "n " << n << " offset " << offset << " at " << k;
+            }
+        }
 }
 
 } // namespace

@@ -1,5 +1,6 @@
 #include "backends/tbb/row_gather.hpp"
 #include "backends/tbb/row_gather_stride2.hpp"
+#include "backends/tbb/simd_store.hpp"
 
 #include <algorithm>
 
@@ -75,7 +76,7 @@ __attribute__((target("avx512f"))) void gather_avx512(const row_gather_table &t,
             }
             acc = _mm512_mask3_fmadd_ps(v, wt, acc, m);
         }
-        _mm512_mask_storeu_ps(out + (i0 - 16 * b0), __mmask16(n == 16 ? 0xffff : (1u << n) - 1u), acc);
+        store_first(out + (i0 - 16 * b0), acc, n);
     }
 }
 
@@ -89,7 +90,7 @@ struct slot_regs {
 
 template <int K>
 __attribute__((target("avx512f"), always_inline)) inline void rows_k(const slot_regs *sl, const float *src,
-        int64_t src_stride, float *out, int64_t out_stride, int64_t nrows, __mmask16 store) {
+        int64_t src_stride, float *out, int64_t out_stride, int64_t nrows, int64_t store) {
     for (int64_t r = 0; r < nrows; ++r) {
         const float *row = src + r * src_stride;
         __m512 acc = _mm512_setzero_ps();
@@ -98,7 +99,7 @@ __attribute__((target("avx512f"), always_inline)) inline void rows_k(const slot_
             const __m512 b = _mm512_maskz_loadu_ps(sl[k].hi, row + sl[k].first + 16);
             acc = _mm512_mask3_fmadd_ps(_mm512_permutex2var_ps(a, sl[k].idx, b), sl[k].w, acc, sl[k].lanes);
         }
-        _mm512_mask_storeu_ps(out + r * out_stride, store, acc);
+        store_first(out + r * out_stride, acc, store);
     }
 }
 
@@ -108,7 +109,7 @@ __attribute__((target("avx512f"))) void gather_rows_avx512(const row_gather_tabl
     for (int64_t b = 0; b < nblocks; ++b) {
         const int64_t k0 = t.block_slots[size_t(b)], nk = t.block_slots[size_t(b) + 1] - k0;
         const int64_t n = std::min<int64_t>(16, g.in - 16 * b);
-        const __mmask16 store = __mmask16(n == 16 ? 0xffff : (1u << n) - 1u);
+        const int64_t store = n; // lanes stored
         bool narrow = nk <= 8;
         for (int64_t k = 0; k < nk && narrow; ++k) narrow = t.slots[size_t(k0 + k)].window <= 32;
         if (!narrow) { // rare: many taps or a slot wider than 32 outputs
@@ -134,7 +135,7 @@ __attribute__((target("avx512f"))) void gather_rows_avx512(const row_gather_tabl
             case 7: rows_k<7>(sl, src, src_stride, o, out_stride, nrows, store); break;
             case 8: rows_k<8>(sl, src, src_stride, o, out_stride, nrows, store); break;
             default: // no taps: zeros
-                for (int64_t r = 0; r < nrows; ++r) _mm512_mask_storeu_ps(o + r * out_stride, store, _mm512_setzero_ps());
+                for (int64_t r = 0; r < nrows; ++r) store_first(o + r * out_stride, _mm512_setzero_ps(), store);
         }
     }
 }

@@ -1,5 +1,6 @@
 #include "backends/tbb/row_sum_gather.hpp"
 
+
 #include "backends/tbb/stride2_simd.hpp"
 
 namespace bpg::tbb_backend {
@@ -16,15 +17,21 @@ struct pair_rows {
     BPG_AVX512 __m512 half(__mmask16 m, int64_t at) const {
         return _mm512_add_ps(_mm512_maskz_loadu_ps(m, x0 + at), _mm512_maskz_loadu_ps(m, x1 + at));
     }
+    BPG_AVX512 __m512 full(int64_t at) const { return _mm512_add_ps(_mm512_loadu_ps(x0 + at), _mm512_loadu_ps(x1 + at)); }
 };
 // 2x linear interior: taps (x0, x1) of weight wa, then (x2, x3) of weight wb.
 struct sym4_rows {
     const float *x0, *x1, *x2, *x3;
     __m512 wa, wb;
+    BPG_AVX512 __m512 combine(__m512 r0, __m512 r1, __m512 r2, __m512 r3) const {
+        return _mm512_add_ps(_mm512_mul_ps(wa, _mm512_add_ps(r0, r1)), _mm512_mul_ps(wb, _mm512_add_ps(r2, r3)));
+    }
     BPG_AVX512 __m512 half(__mmask16 m, int64_t at) const {
-        const __m512 a = _mm512_add_ps(_mm512_maskz_loadu_ps(m, x0 + at), _mm512_maskz_loadu_ps(m, x1 + at));
-        const __m512 b = _mm512_add_ps(_mm512_maskz_loadu_ps(m, x2 + at), _mm512_maskz_loadu_ps(m, x3 + at));
-        return _mm512_add_ps(_mm512_mul_ps(wa, a), _mm512_mul_ps(wb, b));
+        return combine(_mm512_maskz_loadu_ps(m, x0 + at), _mm512_maskz_loadu_ps(m, x1 + at),
+                _mm512_maskz_loadu_ps(m, x2 + at), _mm512_maskz_loadu_ps(m, x3 + at));
+    }
+    BPG_AVX512 __m512 full(int64_t at) const {
+        return combine(_mm512_loadu_ps(x0 + at), _mm512_loadu_ps(x1 + at), _mm512_loadu_ps(x2 + at), _mm512_loadu_ps(x3 + at));
     }
 };
 

@@ -5,11 +5,13 @@
 // Include only from files of src/backends/tbb.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include <immintrin.h>
 
 #include "backends/tbb/row_gather.hpp"
+#include "backends/tbb/simd_store.hpp"
 
 namespace bpg::tbb_backend::stride2 {
 
@@ -25,6 +27,7 @@ BPG_AVX512 __mmask16 valid16(int64_t n) {
 struct memory_row {
     const float *row;
     BPG_AVX512 __m512 half(__mmask16 m, int64_t at) const { return _mm512_maskz_loadu_ps(m, row + at); }
+    BPG_AVX512 __m512 full(int64_t at) const { return _mm512_loadu_ps(row + at); }
 };
 
 // Even and odd outputs of block b's window (outputs [32b, 32b + 32) of a row
@@ -79,24 +82,45 @@ BPG_AVX512 __m512 sum_block(__m512 acc, const float *w, const uint16_t *mask, co
                 w, mask, prev, cur, next);
 }
 
-// One row of the gather, blocks [b0, b1), from a window source.
+// The even and odd outputs of a window wholly inside the row: plain loads.
+template <typename Source> BPG_AVX512 phases full_window(const Source &row, int64_t b) {
+    const __m512 lo = row.full(32 * b), hi = row.full(32 * b + 16);
+    const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    const __m512i odd = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+    return {_mm512_permutex2var_ps(lo, even, hi), _mm512_permutex2var_ps(lo, odd, hi)};
+}
+
+// Block b of one row: its 16 outputs from the windows around it. FULL: the
+// window after b lies inside the row and all 16 outputs exist (no masks).
+template <int DLO, int K, bool FULL, typename Source>
+BPG_AVX512 void block_stride2(const row_gather_table &t, const kernels::axis_gather &g, const Source &row, float *o,
+        const __m512 *cw, int64_t b, phases &prev, phases &cur, phases &next) {
+    constexpr bool reads_next = DLO + K - 1 >= 2;
+    if constexpr (reads_next) next = FULL ? full_window(row, b + 1) : window(row, g.out, b + 1);
+    const __m512 acc = t.s2_common[size_t(b)]
+            ? sum_common<DLO, K>(_mm512_setzero_ps(), cw, prev, cur, next)
+            : sum_block<DLO, K>(_mm512_setzero_ps(), t.s2_weight.data() + 16 * K * b, t.s2_mask.data() + K * b,
+                    prev, cur, next);
+    if constexpr (FULL) _mm512_storeu_ps(o + 16 * b, acc);
+    else store_first(o + 16 * b, acc, g.in - 16 * b);
+    prev = cur;
+    if constexpr (reads_next) cur = next;
+    else cur = FULL ? full_window(row, b + 1) : window(row, g.out, b + 1);
+}
+
+// One row of the gather, blocks [b0, b1), from a window source (with
+// half(mask, at): 16 floats at `at`, lanes outside the mask zero; and
+// full(at): all 16). The interior blocks go without masks; both kinds do the
+// same arithmetic, so the same bits.
 template <int DLO, int K, typename Source>
 BPG_AVX512 void row_stride2(const row_gather_table &t, const kernels::axis_gather &g, const Source &row, float *o,
         const __m512 *cw, int64_t b0, int64_t b1) {
-    constexpr bool reads_next = DLO + K - 1 >= 2;
     o -= 16 * b0;
     phases prev = window(row, g.out, b0 - 1), cur = window(row, g.out, b0), next = cur;
-    for (int64_t b = b0; b < b1; ++b) {
-        if constexpr (reads_next) next = window(row, g.out, b + 1);
-        const __m512 acc = t.s2_common[size_t(b)]
-                ? sum_common<DLO, K>(_mm512_setzero_ps(), cw, prev, cur, next)
-                : sum_block<DLO, K>(_mm512_setzero_ps(), t.s2_weight.data() + 16 * K * b, t.s2_mask.data() + K * b,
-                        prev, cur, next);
-        _mm512_mask_storeu_ps(o + 16 * b, valid16(g.in - 16 * b), acc);
-        prev = cur;
-        if constexpr (reads_next) cur = next;
-        else cur = window(row, g.out, b + 1);
-    }
+    const int64_t b_full = std::min(b1, std::min(g.out / 32 - 1, g.in / 16));
+    int64_t b = b0;
+    for (; b < b_full; ++b) block_stride2<DLO, K, true>(t, g, row, o, cw, b, prev, cur, next);
+    for (; b < b1; ++b) block_stride2<DLO, K, false>(t, g, row, o, cw, b, prev, cur, next);
 }
 
 // The common weights of the table's interior blocks, in registers.

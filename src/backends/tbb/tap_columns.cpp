@@ -4,6 +4,7 @@
 // operations in the same order as sum_taps, so the same bits.
 #include <immintrin.h>
 
+#include "backends/tbb/simd_store.hpp"
 #include "backends/tbb/tap_sum.hpp"
 
 namespace bpg::tbb_backend {
@@ -27,7 +28,7 @@ __attribute__((target("avx512f"))) void sum_sym4_columns(const grouped_axis &a, 
                r2 = load_row(src, 2 * i0 + 1, j, m), r3 = load_row(src, 2 * i0 + 2, j, m);
         for (int64_t i = i0; i < i1; ++i) {
             const __m512 acc = _mm512_add_ps(_mm512_mul_ps(wa, _mm512_add_ps(r0, r3)), _mm512_mul_ps(wb, _mm512_add_ps(r1, r2)));
-            _mm512_mask_storeu_ps(out + (i - i0) * out_stride + j, m, acc);
+            store_first(out + (i - i0) * out_stride + j, acc, n - j);
             if (i + 1 == i1) break;
             r0 = r2;
             r1 = r3;
