@@ -81,13 +81,8 @@ std::string make_interp_plan(const core::interpolate_bwd_problem &p, interp_plan
     }
     const std::vector<uint8_t> &sym4 = q.grouped[0].sym4;
     if (!q.vector_mode && nsp == 2) q.level0_batch = q.inner_rows.stride2 ? 8 : q.in[0];
-    if (!q.vector_mode && nsp == 2 && q.dt == data_type::f32) {
-        // About 8 KB of diff_dst ahead of the rows being summed.
-        const int64_t rows_per_input = std::max<int64_t>(1, (q.out[0] + q.in[0] - 1) / std::max<int64_t>(q.in[0], 1));
-        const int64_t bytes_per_input = rows_per_input * std::max<int64_t>(q.dd_sp[0], 1) * int64_t(sizeof(float));
-        q.prefetch_inputs0 = std::clamp<int64_t>((prefetch_ahead_bytes + bytes_per_input - 1) / bytes_per_input, 1, 64);
-    }
     else if (q.vector_mode && std::find(sym4.begin(), sym4.end(), 1) != sym4.end()) q.level0_batch = 4;
+    if (!q.vector_mode && nsp == 2 && q.dt == data_type::f32) q.prefetch_bytes0 = prefetch_ahead_bytes;
     plan = std::move(q);
     return {};
 }

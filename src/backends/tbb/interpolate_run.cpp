@@ -115,14 +115,14 @@ template <typename T> struct task {
     // rows); input i's diff_src row at dst + (i - i0) * row_stride. Fused
     // (row_sum_gather.hpp) where the row gather has its stride-2 form, else
     // the rows are summed into s.rows and gathered from there. Rows read
-    // straight from diff_dst pass prefetch_inputs (interp_plan).
+    // straight from diff_dst pass a prefetch distance (interp_plan).
     BPG_ALWAYS_INLINE void rows_to_diff_src(const grouped_axis &a, int64_t i0, int64_t count, const row_source &rows,
-            int64_t n, T *dst, int64_t row_stride, int64_t prefetch_inputs = 0) {
+            int64_t n, T *dst, int64_t row_stride, int64_t prefetch_bytes = 0) {
         const kernels::axis_gather &g = p.axes[size_t(p.nsp - 1)];
         if (row_sum_gather_available(p.inner_rows)) {
             if constexpr (std::is_same_v<T, float>) {
                 sum_gather_rows(a, i0, count, s.x.data(), rows, p.inner_rows, g, dst, row_stride, s.rows.data(),
-                        prefetch_inputs);
+                        prefetch_bytes);
             } else {
                 sum_gather_rows(a, i0, count, s.x.data(), rows, p.inner_rows, g, s.out.data(), g.in, s.rows.data());
                 for (int64_t r = 0; r < count; ++r) row_io<T>::store(s.out.data() + r * g.in, dst + r * row_stride, g.in);
@@ -186,7 +186,7 @@ template <typename T> struct task {
                     for (int64_t o = first; o < end; ++o) row_io<T>::load(dd + o * p.dd_sp[0], s.tile.data() + (o - first) * n, n);
                     rows = {s.tile.data(), n, first};
                 }
-                rows_to_diff_src(a, i, i1 - i, rows, n, ds + i * p.ds_sp[0], p.ds_sp[0], p.prefetch_inputs0);
+                rows_to_diff_src(a, i, i1 - i, rows, n, ds + i * p.ds_sp[0], p.ds_sp[0], p.prefetch_bytes0);
             }
             return;
         }

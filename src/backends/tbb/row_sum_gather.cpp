@@ -1,6 +1,8 @@
 #include "backends/tbb/row_sum_gather.hpp"
 
 
+#include <algorithm>
+
 #include "backends/tbb/stride2_simd.hpp"
 
 namespace bpg::tbb_backend {
@@ -49,22 +51,32 @@ struct fused_rows {
     float *out;
     int64_t out_stride;
     float *row;
-    int64_t prefetch_inputs;
-    // Input i's source rows (g.out floats each) into L2. T1, not T0: into L1
-    // they evict the rows being summed (measured slower than none).
-    void prefetch_input(int64_t i) const {
-        for (int64_t k = a.begin[size_t(i)]; k < a.begin[size_t(i) + 1]; ++k) {
-            const char *r = reinterpret_cast<const char *>(src.row(a.output[size_t(k)]));
-            for (int64_t byte = 0; byte < g.out * int64_t(sizeof(float)); byte += 64) _mm_prefetch(r + byte, _MM_HINT_T1);
-        }
+    int64_t prefetch_bytes;
+    // The source rows input i reads first (those past the highest row of
+    // input i - 1), prefetch_bytes further on, into L2: in a dense tensor
+    // that is the stream of diff_dst itself, on into the next plane. T1, not
+    // T0: into L1 they evict the rows being summed (measured slower than
+    // none). Addresses only: a prefetch never faults.
+    void prefetch_ahead_of(int64_t i) const {
+        const int64_t hi = highest_row(i);
+        if (hi < 0) return;
+        const int64_t first = i > 0 ? std::min(hi, highest_row(i - 1) + 1) : 0;
+        const uintptr_t from = reinterpret_cast<uintptr_t>(src.row(first)) + uintptr_t(prefetch_bytes);
+        const uintptr_t to = reinterpret_cast<uintptr_t>(src.row(hi) + g.out) + uintptr_t(prefetch_bytes);
+        for (uintptr_t line = from & ~uintptr_t(63); line < to; line += 64)
+            _mm_prefetch(reinterpret_cast<const char *>(line), _MM_HINT_T1);
+    }
+    int64_t highest_row(int64_t i) const { // -1: no taps
+        int64_t hi = -1;
+        for (int64_t k = a.begin[size_t(i)]; k < a.begin[size_t(i) + 1]; ++k) hi = std::max(hi, a.output[size_t(k)]);
+        return hi;
     }
     template <int DLO, int K> __attribute__((target("avx512f"))) void operator()() const {
         const common_weights<K> cw(t);
         const int64_t blocks = (g.in + 15) / 16;
         const __m512 wa = _mm512_set1_ps(a.sym4_wa), wb = _mm512_set1_ps(a.sym4_wb);
-        const int64_t inputs = int64_t(a.begin.size()) - 1;
         for (int64_t i = i0; i < i0 + count; ++i) {
-            if (prefetch_inputs > 0 && i + prefetch_inputs < inputs) prefetch_input(i + prefetch_inputs);
+            if (prefetch_bytes > 0) prefetch_ahead_of(i);
             float *o = out + (i - i0) * out_stride;
             const float *const *r = x;
             const int64_t t0 = a.begin[size_t(i)];
@@ -90,8 +102,8 @@ bool row_sum_gather_available(const row_gather_table &t) {
 
 void sum_gather_rows(const grouped_axis &a, int64_t i0, int64_t count, const float **x, const row_source &src,
         const row_gather_table &t, const kernels::axis_gather &g, float *out, int64_t out_stride, float *row,
-        int64_t prefetch_inputs) {
-    with_form(t, fused_rows {a, i0, count, x, src, t, g, out, out_stride, row, prefetch_inputs});
+        int64_t prefetch_bytes) {
+    with_form(t, fused_rows {a, i0, count, x, src, t, g, out, out_stride, row, prefetch_bytes});
 }
 
 } // namespace bpg::tbb_backend

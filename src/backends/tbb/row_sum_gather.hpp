@@ -22,10 +22,11 @@ bool row_sum_gather_available(const row_gather_table &t);
 // form are summed into `row` (g.out floats) first; x has room for a's taps.
 // Every output is the same operations in the same order as sum_taps then
 // gather_rows, hence the same bits (tests/backends/test_tbb_row_sum_gather.cpp).
-// prefetch_inputs > 0: while input i is summed, the rows of input i +
-// prefetch_inputs (same axis, same plane) are prefetched into L2.
+// prefetch_bytes > 0 (sources streaming from memory): the rows each input
+// reads first are prefetched into L2 that many bytes ahead, in address order,
+// so the prefetch runs on past the plane into the next one.
 void sum_gather_rows(const grouped_axis &a, int64_t i0, int64_t count, const float **x, const row_source &src,
         const row_gather_table &t, const kernels::axis_gather &g, float *out, int64_t out_stride, float *row,
-        int64_t prefetch_inputs = 0);
+        int64_t prefetch_bytes = 0);
 
 } // namespace bpg::tbb_backend
