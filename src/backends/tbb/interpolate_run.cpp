@@ -129,7 +129,14 @@ template <typename T> struct task {
             }
             return;
         }
-        sum_rows(a, i0, count, s.x.data(), rows, n, s.rows.data(), n);
+        // (With a prefetch distance, 8 inputs at a time, each group's rows
+        // prefetched first: the gather still takes all the rows at once.)
+        const int64_t step = prefetch_bytes > 0 ? 8 : count;
+        for (int64_t k = i0; k < i0 + count; k += step) {
+            const int64_t k1 = std::min(i0 + count, k + step);
+            if (prefetch_bytes > 0) prefetch_rows_ahead(a, rows, n, k, k1, prefetch_bytes);
+            sum_rows(a, k, k1 - k, s.x.data(), rows, n, s.rows.data() + (k - i0) * n, n);
+        }
         final_rows(count, dst, row_stride);
     }
 

@@ -1,8 +1,6 @@
 #include "backends/tbb/row_sum_gather.hpp"
 
 
-#include <algorithm>
-
 #include "backends/tbb/stride2_simd.hpp"
 
 namespace bpg::tbb_backend {
@@ -52,31 +50,12 @@ struct fused_rows {
     int64_t out_stride;
     float *row;
     int64_t prefetch_bytes;
-    // The source rows input i reads first (those past the highest row of
-    // input i - 1), prefetch_bytes further on, into L2: in a dense tensor
-    // that is the stream of diff_dst itself, on into the next plane. T1, not
-    // T0: into L1 they evict the rows being summed (measured slower than
-    // none). Addresses only: a prefetch never faults.
-    void prefetch_ahead_of(int64_t i) const {
-        const int64_t hi = highest_row(i);
-        if (hi < 0) return;
-        const int64_t first = i > 0 ? std::min(hi, highest_row(i - 1) + 1) : 0;
-        const uintptr_t from = reinterpret_cast<uintptr_t>(src.row(first)) + uintptr_t(prefetch_bytes);
-        const uintptr_t to = reinterpret_cast<uintptr_t>(src.row(hi) + g.out) + uintptr_t(prefetch_bytes);
-        for (uintptr_t line = from & ~uintptr_t(63); line < to; line += 64)
-            _mm_prefetch(reinterpret_cast<const char *>(line), _MM_HINT_T1);
-    }
-    int64_t highest_row(int64_t i) const { // -1: no taps
-        int64_t hi = -1;
-        for (int64_t k = a.begin[size_t(i)]; k < a.begin[size_t(i) + 1]; ++k) hi = std::max(hi, a.output[size_t(k)]);
-        return hi;
-    }
     template <int DLO, int K> __attribute__((target("avx512f"))) void operator()() const {
         const common_weights<K> cw(t);
         const int64_t blocks = (g.in + 15) / 16;
         const __m512 wa = _mm512_set1_ps(a.sym4_wa), wb = _mm512_set1_ps(a.sym4_wb);
         for (int64_t i = i0; i < i0 + count; ++i) {
-            if (prefetch_bytes > 0) prefetch_ahead_of(i);
+            if (prefetch_bytes > 0) prefetch_rows_ahead(a, src, g.out, i, i + 1, prefetch_bytes);
             float *o = out + (i - i0) * out_stride;
             const float *const *r = x;
             const int64_t t0 = a.begin[size_t(i)];

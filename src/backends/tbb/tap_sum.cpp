@@ -1,6 +1,9 @@
 #include "backends/tbb/tap_sum.hpp"
 
+#include <algorithm>
 #include <cstring>
+
+#include <immintrin.h>
 #include <unordered_map>
 
 namespace bpg::tbb_backend {
@@ -24,6 +27,29 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void sum_rows(const
         sum_taps_inline(out + (i - ia) * out_stride, n, taps_of(a, i, x, [&](int64_t o) { return src.row(o); }));
         ++i;
     }
+}
+
+namespace {
+int64_t highest_row(const grouped_axis &a, int64_t i) { // -1: no taps
+    int64_t hi = -1;
+    for (int64_t k = a.begin[size_t(i)]; k < a.begin[size_t(i) + 1]; ++k) hi = std::max(hi, a.output[size_t(k)]);
+    return hi;
+}
+} // namespace
+
+void prefetch_rows_ahead(const grouped_axis &a, const row_source &src, int64_t row_floats, int64_t i0, int64_t i1,
+        int64_t bytes) {
+    int64_t hi = -1;
+    for (int64_t i = i1 - 1; i >= i0 && hi < 0; --i) hi = highest_row(a, i);
+    if (hi < 0) return;
+    int64_t before = -1;
+    for (int64_t i = i0 - 1; i >= 0 && before < 0; --i) before = highest_row(a, i);
+    const int64_t first = std::min(hi, before + 1);
+    // Addresses only: a prefetch never faults, past the tensor's end included.
+    const uintptr_t from = reinterpret_cast<uintptr_t>(src.row(first)) + uintptr_t(bytes);
+    const uintptr_t to = reinterpret_cast<uintptr_t>(src.row(hi) + row_floats) + uintptr_t(bytes);
+    for (uintptr_t line = from & ~uintptr_t(63); line < to; line += 64)
+        _mm_prefetch(reinterpret_cast<const char *>(line), _MM_HINT_T1);
 }
 
 grouped_axis group_axis(const kernels::axis_gather &g) {

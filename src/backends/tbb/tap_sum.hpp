@@ -48,6 +48,14 @@ struct row_source {
     const float *row(int64_t o) const { return base + (o - first) * stride; }
 };
 
+// Software prefetch for rows streaming from memory: the source rows inputs
+// [i0, i1) read first (those past the highest row of input i0 - 1; rows of
+// row_floats floats), `bytes` further on, into L2. In a dense tensor that is
+// the stream of diff_dst itself, running on into the next plane. T1, not T0:
+// into L1 they evict the rows being summed (measured slower than none).
+void prefetch_rows_ahead(const grouped_axis &a, const row_source &src, int64_t row_floats, int64_t i0, int64_t i1,
+        int64_t bytes);
+
 // For inputs [i0, i1), every one sym4 (needs AVX-512: sym4_columns_available):
 // out[(i - i0) * out_stride + j] = the grouped sum over the rows of src, j < n.
 bool sym4_columns_available();
