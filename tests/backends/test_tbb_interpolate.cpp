@@ -102,6 +102,41 @@ TEST(TbbInterpolate, MatchesReferenceForEveryModeLayoutAndDtype) {
     EXPECT_GT(cases, 300);
 }
 
+// Exact 2x in three and four spatial dimensions: the random sizes above are
+// capped for speed and never give it, yet it takes its own kernel paths (2x
+// linear slices of axis 0 summed four at a time, fused row gathers); every
+// coordinate mode, both layouts, f32 and bf16, against the reference and
+// with the same bits on 1 and 3 threads.
+TEST(TbbInterpolate, ExactTwoTimesInThreeAndFourDimensions) {
+    int cases = 0;
+    for (data_type dt : {data_type::f32, data_type::bf16})
+        for (bool nxc : {false, true})
+            for (const char *coord : coords)
+                for (const char *mode : {"linear", "nearest"})
+                    for (int nsp : {3, 4}) {
+                        interp_case c;
+                        c.mode = mode;
+                        c.coord = coord;
+                        c.dt = dt;
+                        c.nxc = nxc;
+                        const dims in = nsp == 3 ? dims {5, 3, 7} : dims {3, 2, 3, 5};
+                        dims sp_out;
+                        for (dim d : in) sp_out.push_back(2 * d);
+                        c.src = nxc ? dims {2} : dims {2, 3};
+                        c.dst = c.src;
+                        c.src.insert(c.src.end(), in.begin(), in.end());
+                        c.dst.insert(c.dst.end(), sp_out.begin(), sp_out.end());
+                        if (nxc) c.src.push_back(3), c.dst.push_back(3);
+                        check_against_reference(c, uint32_t(cases++));
+                        const auto dd = diff_dst_values(c, 5);
+                        std::vector<float> one, three;
+                        tbb::task_arena(1).execute([&] { one = run_interp(c, backend_kind::tbb, dd); });
+                        tbb::task_arena(3).execute([&] { three = run_interp(c, backend_kind::tbb, dd); });
+                        EXPECT_EQ(0, std::memcmp(one.data(), three.data(), one.size() * 4)) << c.name();
+                    }
+    EXPECT_GE(cases, 80);
+}
+
 // Every nearest rounding with exact ties (in = 2, out = 4 and 3 -> 2 give
 // s = k + 1/2 under half_pixel), on both layouts.
 TEST(TbbInterpolate, NearestTiesMatchReferenceExactly) {

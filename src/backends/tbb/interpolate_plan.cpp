@@ -81,7 +81,7 @@ std::string make_interp_plan(const core::interpolate_bwd_problem &p, interp_plan
     }
     const std::vector<uint8_t> &sym4 = q.grouped[0].sym4;
     if (!q.vector_mode && nsp == 2) q.level0_batch = q.inner_rows.stride2 ? 8 : q.in[0];
-    else if (q.vector_mode && std::find(sym4.begin(), sym4.end(), 1) != sym4.end()) q.level0_batch = 4;
+    else if (std::find(sym4.begin(), sym4.end(), 1) != sym4.end()) q.level0_batch = 4;
     if (!q.vector_mode && nsp == 2 && q.dt == data_type::f32) q.prefetch_bytes0 = prefetch_ahead_bytes;
     plan = std::move(q);
     return {};

@@ -58,9 +58,10 @@ struct interp_plan {
     int64_t level0_span = 1; // most outputs of axis 0 one input reads (ring slots)
     // Inputs of axis 0 summed together. Planar 2-D: 8 when the row gather
     // has its stride-2 form (rows gathered while in L1), else all of a
-    // task's (the slot form loads its tables once per call). Vector mode:
-    // 4 when axis 0 has 2x linear runs (rows shared by neighbours loaded
-    // once), else 1 (each slice goes on to the next level while in cache).
+    // task's (the slot form loads its tables once per call). Vector mode
+    // and planar 3-D and up: 4 when axis 0 has 2x linear runs (slices shared
+    // by neighbours loaded once; 2x trilinear NCX -21%, where 2 and 8 were
+    // slower), else 1 (each slice goes on to the next level while in cache).
     int64_t level0_batch = 1;
     // Planar 2-D f32: level 0 sums rows straight from diff_dst and prefetches
     // the stream this many bytes ahead into L2 (row_sum_gather.hpp): the
