@@ -11,6 +11,7 @@
 
 #include "backends/tbb/convert_rows.hpp"
 #include "backends/tbb/interpolate_plan.hpp"
+#include "backends/tbb/nontemporal.hpp"
 #include "backends/tbb/row_sum_gather.hpp"
 #include "backends/tbb/tap_sum.hpp"
 
@@ -89,6 +90,13 @@ template <typename T> struct task {
         const kernels::axis_gather &g = p.axes[size_t(last)];
         const grouped_axis &a = p.grouped[size_t(last)];
         if constexpr (std::is_same_v<T, float>) { // runs of diff_src are f32 runs already
+            if (p.nontemporal) { // a whole row of diff_src, staged, then past the caches
+                // (rows are contiguous here: make_interp_plan checks).
+                float *stage = static_cast<float *>(stage_buffer(size_t(g.in * p.run) * sizeof(float)));
+                sum_rows(a, 0, g.in, s.x.data(), {src, p.run}, p.run, stage, p.run);
+                copy_nontemporal(dst, stage, size_t(g.in * p.run) * sizeof(float));
+                return;
+            }
             sum_rows(a, 0, g.in, s.x.data(), {src, p.run}, p.run, dst, p.ds_sp[size_t(last)]);
         } else {
             for (int64_t i = 0; i < g.in; ++i) {
