@@ -138,22 +138,26 @@ TEST(TbbInterpolate, ExactTwoTimesInThreeAndFourDimensions) {
     EXPECT_GE(cases, 80);
 }
 
-// A vector-mode (NXC) f32 diff_src of interp_nontemporal_min_bytes or more
-// leaves through a per-thread stage and non-temporal stores: the same
-// results as the reference, for linear and nearest, upsampling and down.
-TEST(TbbInterpolate, LargeChannelsLastOutputsMatchReference) {
+// An f32 diff_src of interp_nontemporal_min_bytes or more leaves through a
+// per-thread stage and non-temporal stores (NXC rows; NCX planes of the
+// gradient of downsampling): the same results as the reference, for linear
+// and nearest, upsampling and down, both layouts.
+TEST(TbbInterpolate, LargeOutputsMatchReference) {
     for (const char *mode : {"linear", "nearest"})
-        for (bool up : {true, false}) {
-            interp_case c;
-            c.mode = mode;
-            c.nxc = true;
-            c.src = up ? dims {1, 64, 64, 512} : dims {1, 64, 128, 256};
-            c.dst = up ? dims {1, 128, 128, 512} : dims {1, 32, 64, 256};
-            int64_t bytes = 4;
-            for (dim d : c.src) bytes *= d;
-            ASSERT_GE(bytes, tbb_backend::interp_nontemporal_min_bytes); // the staged path
-            check_against_reference(c, 9);
-        }
+        for (bool nxc : {true, false})
+            for (bool up : {true, false}) {
+                interp_case c;
+                c.mode = mode;
+                c.nxc = nxc;
+                const dims big = up ? dims {64, 64} : dims {128, 256}, small = up ? dims {128, 128} : dims {64, 128};
+                const int64_t ch = up ? 512 : 64;
+                c.src = nxc ? dims {1, big[0], big[1], ch} : dims {1, ch, big[0], big[1]};
+                c.dst = nxc ? dims {1, small[0], small[1], ch} : dims {1, ch, small[0], small[1]};
+                int64_t bytes = 4;
+                for (dim d : c.src) bytes *= d;
+                ASSERT_GE(bytes, tbb_backend::interp_nontemporal_min_bytes); // the staged path where it applies
+                check_against_reference(c, 9);
+            }
 }
 
 // Every nearest rounding with exact ties (in = 2, out = 4 and 3 -> 2 give

@@ -83,10 +83,16 @@ std::string make_interp_plan(const core::interpolate_bwd_problem &p, interp_plan
     if (!q.vector_mode && nsp == 2) q.level0_batch = q.inner_rows.stride2 ? 8 : q.in[0];
     else if (std::find(sym4.begin(), sym4.end(), 1) != sym4.end()) q.level0_batch = 4;
     if (!q.vector_mode && nsp == 2 && q.dt == data_type::f32) q.prefetch_bytes0 = prefetch_ahead_bytes;
-    if (q.vector_mode && q.dt == data_type::f32 && q.ds_sp[size_t(last)] == q.run) {
-        int64_t bytes = q.n_count * int64_t(sizeof(float)) * q.run;
-        for (int k = 0; k < nsp; ++k) bytes *= q.in[size_t(k)];
-        q.nontemporal = bytes >= interp_nontemporal_min_bytes;
+    if (q.dt == data_type::f32) {
+        int64_t ds_plane = 1, dd_plane = 1;
+        for (int k = 0; k < nsp; ++k) {
+            ds_plane *= q.in[size_t(k)];
+            dd_plane *= q.out[size_t(k)];
+        }
+        const int64_t plane_floats = ds_plane * (q.vector_mode ? q.run : 1); // C runs in vector mode
+        const bool large = q.n_count * q.c_count * plane_floats * int64_t(sizeof(float)) >= interp_nontemporal_min_bytes;
+        if (q.vector_mode) q.nontemporal = large && q.ds_sp[size_t(last)] == q.run;
+        else if (nsp == 2) q.nontemporal = large && ds_plane >= dd_plane && q.ds_sp[0] == q.in[1];
     }
     plan = std::move(q);
     return {};

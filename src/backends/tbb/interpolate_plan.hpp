@@ -70,12 +70,17 @@ struct interp_plan {
     // downsampling 11%, one and two threads, 6-8 interleaved runs each).
     // 0: none.
     int64_t prefetch_bytes0 = 0;
-    // Vector mode, f32, diff_src of at least interp_nontemporal_min_bytes
-    // with contiguous rows: each row of the last level is computed into a
-    // per-thread stage and written with non-temporal stores (no read for
-    // ownership; measured 2x bilinear/trilinear NXC 13-16% faster, 2x
-    // downsampling 11%; a 3 MB output, which the next reader finds in the
-    // cache, 35% slower, hence the threshold).
+    // f32 diff_src of at least interp_nontemporal_min_bytes written with
+    // non-temporal stores (no read for ownership of each line), through a
+    // per-thread stage:
+    //   vector mode, contiguous rows: each row of the last level (measured
+    //     2x bilinear/trilinear NXC 13-16% faster, 2x downsampling 11%);
+    //   planar 2-D, dense planes at least as large as diff_dst's (the
+    //     gradient of downsampling): each whole plane (2x downsampling NCX
+    //     23% faster; for upsampling, whose output is a quarter of its
+    //     input, it was slower).
+    // A 3 MB output, which the next reader finds in the cache, got 35%
+    // slower: hence the threshold.
     bool nontemporal = false;
 };
 

@@ -284,9 +284,15 @@ BPG_ALWAYS_INLINE void run_tasks(const interp_plan &p, const T *dd, T *ds, int64
         const int64_t n = plane / p.c_count, c = plane % p.c_count;
         // Ring slots hold slices of one plane only.
         std::fill(s.ring.holds.begin(), s.ring.holds.end(), -1);
-        task<T> k {p, s, dd + n * p.dd_n + c * p.dd_c, ds + n * p.ds_n + c * p.ds_c};
+        T *plane_ds = ds + n * p.ds_n + c * p.ds_c;
+        // Planar non-temporal output (interp_plan::nontemporal): whole planes
+        // only, computed into the per-thread stage, then streamed out.
+        const bool staged = p.nontemporal && !p.vector_mode && blocks == 1;
+        T *stage = staged ? static_cast<T *>(stage_buffer(size_t(p.in[0] * p.in[1]) * sizeof(T))) : nullptr;
+        task<T> k {p, s, dd + n * p.dd_n + c * p.dd_c, staged ? stage : plane_ds};
         const int64_t units = (in0 + p.split_unit - 1) / p.split_unit;
         k.run(std::min(in0, b * units / blocks * p.split_unit), std::min(in0, (b + 1) * units / blocks * p.split_unit));
+        if (staged) copy_nontemporal(plane_ds, stage, size_t(p.in[0] * p.in[1]) * sizeof(T));
     }
 }
 
