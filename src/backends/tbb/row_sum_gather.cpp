@@ -1,6 +1,5 @@
 #include "backends/tbb/row_sum_gather.hpp"
 
-
 #include "backends/tbb/stride2_simd.hpp"
 
 namespace bpg::tbb_backend {
@@ -56,17 +55,17 @@ struct fused_rows {
         const __m512 wa = _mm512_set1_ps(a.sym4_wa), wb = _mm512_set1_ps(a.sym4_wb);
         for (int64_t i = i0; i < i0 + count; ++i) {
             if (prefetch_bytes > 0) prefetch_rows_ahead(a, src, g.out, i, i + 1, prefetch_bytes);
-            float *o = out + (i - i0) * out_stride;
+            float *dst = out + (i - i0) * out_stride;
             const float *const *r = x;
             const int64_t t0 = a.begin[size_t(i)];
             for (int64_t k = t0; k < a.begin[size_t(i) + 1]; ++k) x[k - t0] = src.row(a.output[size_t(k)]);
             if (a.sym4[size_t(i)]) {
-                row_stride2<DLO, K>(t, g, sym4_rows {r[0], r[1], r[2], r[3], wa, wb}, o, cw.w, 0, blocks);
+                row_stride2<DLO, K>(t, g, sym4_rows {r[0], r[1], r[2], r[3], wa, wb}, dst, cw.w, 0, blocks);
             } else if (is_pair(a, i)) {
-                row_stride2<DLO, K>(t, g, pair_rows {r[0], r[1]}, o, cw.w, 0, blocks);
+                row_stride2<DLO, K>(t, g, pair_rows {r[0], r[1]}, dst, cw.w, 0, blocks);
             } else {
                 sum_taps(row, g.out, taps_of(a, i, x, [&](int64_t o) { return src.row(o); }));
-                row_stride2<DLO, K>(t, g, memory_row {row}, o, cw.w, 0, blocks);
+                row_stride2<DLO, K>(t, g, memory_row {row}, dst, cw.w, 0, blocks);
             }
         }
     }

@@ -37,14 +37,15 @@ struct memory_row {
 struct phases {
     __m512 e, o;
 };
-template <typename Source> BPG_AVX512 phases window(const Source &row, int64_t outs, int64_t b) {
-    const int64_t n = outs - 32 * b;
-    if (b < 0 || n <= 0) return {_mm512_setzero_ps(), _mm512_setzero_ps()};
-    const __m512 lo = row.half(valid16(n), 32 * b);
-    const __m512 hi = row.half(valid16(n - 16), 32 * b + 16);
+BPG_AVX512 phases split_phases(__m512 lo, __m512 hi) {
     const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
     const __m512i odd = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
     return {_mm512_permutex2var_ps(lo, even, hi), _mm512_permutex2var_ps(lo, odd, hi)};
+}
+template <typename Source> BPG_AVX512 phases window(const Source &row, int64_t outs, int64_t b) {
+    const int64_t n = outs - 32 * b;
+    if (b < 0 || n <= 0) return {_mm512_setzero_ps(), _mm512_setzero_ps()};
+    return split_phases(row.half(valid16(n), 32 * b), row.half(valid16(n - 16), 32 * b + 16));
 }
 
 // (a:b) shifted down by S lanes: lanes S.. of b, then the first lanes of a.
@@ -84,10 +85,7 @@ BPG_AVX512 __m512 sum_block(__m512 acc, const float *w, const uint16_t *mask, co
 
 // The even and odd outputs of a window wholly inside the row: plain loads.
 template <typename Source> BPG_AVX512 phases full_window(const Source &row, int64_t b) {
-    const __m512 lo = row.full(32 * b), hi = row.full(32 * b + 16);
-    const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
-    const __m512i odd = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
-    return {_mm512_permutex2var_ps(lo, even, hi), _mm512_permutex2var_ps(lo, odd, hi)};
+    return split_phases(row.full(32 * b), row.full(32 * b + 16));
 }
 
 // Block b of one row: its 16 outputs from the windows around it. FULL: the
