@@ -78,12 +78,13 @@ TEST(TbbTapSum, ManyTapsTakeTheGenericLoopInTheSameOrder) {
 }
 
 TEST(TbbTapSum, RowRunsGiveTheBitsOfTheTapSums) {
+    for (int64_t n : {16, 32, 45, 48, 64, 100, 131}) // runs of 1-4 whole vectors in one walk, longer ones a vector per walk
     for (int64_t in : {2, 3, 8, 21}) {
         const kernels::axis_gather g = linear_2x(in);
         const tbb_backend::grouped_axis a = tbb_backend::group_axis(g);
         ASSERT_EQ(a.sym4[0], 0);
         for (int64_t i = 1; i + 1 < in; ++i) ASSERT_EQ(a.sym4[size_t(i)], 1) << i;
-        const int64_t n = 45, stride = 50; // rows of n floats, 5 unread floats between them
+        const int64_t stride = n + 5; // rows of n floats, 5 unread floats between them
         std::vector<float> src(size_t(2 * in * stride), NAN);
         for (int64_t o = 0; o < 2 * in; ++o)
             for (int64_t j = 0; j < n; ++j) src[size_t(o * stride + j)] = std::cos(float(o * 57 + j * 3)) * 10.f;
@@ -92,7 +93,7 @@ TEST(TbbTapSum, RowRunsGiveTheBitsOfTheTapSums) {
         tbb_backend::sum_rows(a, 0, in, x.data(), {src.data(), stride}, n, rows.data(), n);
         for (int64_t i = 0; i < in; ++i) {
             tbb_backend::sum_taps(want.data(), n, tbb_backend::taps_of(a, i, x.data(), [&](int64_t o) { return src.data() + o * stride; }));
-            ASSERT_EQ(std::memcmp(want.data(), rows.data() + i * n, size_t(n) * 4), 0) << "in " << in << " input " << i;
+            ASSERT_EQ(std::memcmp(want.data(), rows.data() + i * n, size_t(n) * 4), 0) << "n " << n << " in " << in << " input " << i;
         }
     }
 }

@@ -1,5 +1,5 @@
-// sum_sym4_columns (tap_sum.hpp): a run of 2x linear interior inputs, one
-// 16-float column at a time down the run, the four rows of an input in
+// sum_sym4_columns (tap_sum.hpp): a run of 2x linear interior inputs, a
+// column group at a time down the run, the four rows of an input in
 // registers; the next input reuses two of them and loads two. Same
 // operations in the same order as sum_taps, so the same bits.
 #include <immintrin.h>
@@ -18,24 +18,70 @@ __attribute__((target("avx512f"), always_inline)) inline __m512 load_row(const r
 
 bool sym4_columns_available() { return __builtin_cpu_supports("avx512f"); }
 
-__attribute__((target("avx512f"))) void sum_sym4_columns(const grouped_axis &a, const row_source &src, int64_t n,
-        float *out, int64_t out_stride, int64_t i0, int64_t i1) {
+namespace {
+
+// (Not a lambda: GCC does not give a lambda its enclosing function's target.)
+template <bool FULL>
+__attribute__((target("avx512f"), always_inline)) inline __m512 load_at(const row_source &src, int64_t o, int64_t j,
+        __mmask16 m) {
+    return FULL ? _mm512_loadu_ps(src.row(o) + j) : load_row(src, o, j, m);
+}
+
+// Columns [j, j + 16 V) down the run, V vectors of each of the four rows in
+// registers. FULL: no lane past n (plain loads and stores).
+template <int V, bool FULL>
+__attribute__((target("avx512f"), always_inline)) inline void walk(const grouped_axis &a, const row_source &src,
+        int64_t n, int64_t j, float *out, int64_t out_stride, int64_t i0, int64_t i1) {
     const __m512 wa = _mm512_set1_ps(a.sym4_wa), wb = _mm512_set1_ps(a.sym4_wb);
-    for (int64_t j = 0; j < n; j += 16) {
-        const __mmask16 m = n - j >= 16 ? __mmask16(0xffff) : __mmask16((1u << (n - j)) - 1u);
-        // Rows 2i - 1, 2i, 2i + 1, 2i + 2 of the current input i.
-        __m512 r0 = load_row(src, 2 * i0 - 1, j, m), r1 = load_row(src, 2 * i0, j, m),
-               r2 = load_row(src, 2 * i0 + 1, j, m), r3 = load_row(src, 2 * i0 + 2, j, m);
-        for (int64_t i = i0; i < i1; ++i) {
-            const __m512 acc = _mm512_add_ps(_mm512_mul_ps(wa, _mm512_add_ps(r0, r3)), _mm512_mul_ps(wb, _mm512_add_ps(r1, r2)));
-            store_first(out + (i - i0) * out_stride + j, acc, n - j);
-            if (i + 1 == i1) break;
-            r0 = r2;
-            r1 = r3;
-            r2 = load_row(src, 2 * i + 3, j, m);
-            r3 = load_row(src, 2 * i + 4, j, m);
+    __mmask16 m[V];
+    for (int v = 0; v < V; ++v) {
+        const int64_t left = n - j - 16 * v;
+        m[v] = FULL || left >= 16 ? __mmask16(0xffff) : __mmask16((1u << left) - 1u);
+    }
+    // Rows 2i - 1, 2i, 2i + 1, 2i + 2 of the current input i.
+    __m512 r0[V], r1[V], r2[V], r3[V];
+    for (int v = 0; v < V; ++v) {
+        r0[v] = load_at<FULL>(src, 2 * i0 - 1, j + 16 * v, m[v]);
+        r1[v] = load_at<FULL>(src, 2 * i0, j + 16 * v, m[v]);
+        r2[v] = load_at<FULL>(src, 2 * i0 + 1, j + 16 * v, m[v]);
+        r3[v] = load_at<FULL>(src, 2 * i0 + 2, j + 16 * v, m[v]);
+    }
+    for (int64_t i = i0; i < i1; ++i) {
+        float *o = out + (i - i0) * out_stride + j;
+        for (int v = 0; v < V; ++v) {
+            const __m512 acc = _mm512_add_ps(_mm512_mul_ps(wa, _mm512_add_ps(r0[v], r3[v])),
+                    _mm512_mul_ps(wb, _mm512_add_ps(r1[v], r2[v])));
+            if (FULL) _mm512_storeu_ps(o + 16 * v, acc);
+            else store_first(o + 16 * v, acc, n - j - 16 * v);
+        }
+        if (i + 1 == i1) break;
+        for (int v = 0; v < V; ++v) {
+            r0[v] = r2[v];
+            r1[v] = r3[v];
+            r2[v] = load_at<FULL>(src, 2 * i + 3, j + 16 * v, m[v]);
+            r3[v] = load_at<FULL>(src, 2 * i + 4, j + 16 * v, m[v]);
         }
     }
+}
+
+} // namespace
+
+// A run of up to 64 floats (the channels of NXC data) in one walk, all its
+// vectors in registers; longer rows one vector per walk. Measured: one walk
+// for the 64-channel runs made 2x bilinear NXC with N = 1 (input in L3) 13%
+// faster (12 interleaved runs); four vectors per walk on long rows made the
+// memory-bound NCX and NXC cases 10-20% slower.
+__attribute__((target("avx512f"))) void sum_sym4_columns(const grouped_axis &a, const row_source &src, int64_t n,
+        float *out, int64_t out_stride, int64_t i0, int64_t i1) {
+    if (n <= 64 && n % 16 == 0) {
+        switch (n / 16) {
+            case 1: return walk<1, true>(a, src, n, 0, out, out_stride, i0, i1);
+            case 2: return walk<2, true>(a, src, n, 0, out, out_stride, i0, i1);
+            case 3: return walk<3, true>(a, src, n, 0, out, out_stride, i0, i1);
+            case 4: return walk<4, true>(a, src, n, 0, out, out_stride, i0, i1);
+        }
+    }
+    for (int64_t j = 0; j < n; j += 16) walk<1, false>(a, src, n, j, out, out_stride, i0, i1);
 }
 
 } // namespace bpg::tbb_backend
