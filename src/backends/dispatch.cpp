@@ -52,9 +52,9 @@ const backend *find_backend(backend_kind k) { return find_in(registered_backends
 // THE dispatch rule. With a backend forced (by the caller, or BPG_BACKEND),
 // that backend or an error. Otherwise the first backend, in this order, that
 // computes the partition exactly:
-//   1. tbb  - our oneTBB kernels: much faster than oneDNN on most bpg-bench
-//             cases and level on the few where oneDNN has a jit kernel
-//             (README, "Performance"); they run every layout;
+//   1. tbb  - our oneTBB kernels: faster than oneDNN on every interpolate
+//             case of bpg-bench and on NCX BN, level on NXC BN f32, behind
+//             on NXC BN bf16 (README, "Performance"); they run every layout;
 //   2. dnnl - oneDNN 2.6 primitives, where they compute SEMANTICS.md exactly;
 //   3. ref  - the reference, which runs everything.
 // The reason names the backends passed over and why.
