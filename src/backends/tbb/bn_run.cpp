@@ -33,19 +33,6 @@ struct data {
     uint16_t *relu_mask = nullptr; // see bn_relu_mask.hpp: set when that path runs
 };
 
-// A contiguous run of diff_src being written: straight to memory, or into
-// the thread's stage buffer and then out with non-temporal stores.
-template <typename T> struct out_run {
-    T *dst, *out;
-    int64_t n;
-    bool staged;
-    out_run(const data &d, T *dst_, int64_t n_) : dst(dst_), n(n_), staged(d.nontemporal) {
-        out = staged ? static_cast<T *>(stage_buffer(size_t(n) * sizeof(T))) : dst;
-    }
-    void finish() const {
-        if (staged) copy_nontemporal(dst, out, size_t(n) * sizeof(T));
-    }
-};
 
 // The values BN sees, with a fused ReLUBackprop computed on the fly.
 template <typename T, bn_fusion F> struct reader {
@@ -111,7 +98,7 @@ BPG_ALWAYS_INLINE void sums_planar(const bn_plan &p, const data &d, const float 
                 s2[l] += g * (rd.src(s0 + b, x0 + b) - m);
             }
             if (global) {
-                const out_run<T> o(d, static_cast<T *>(d.ds) + at(p.ds, a, k, b0), b1 - b0);
+                const out_run<T> o(static_cast<T *>(d.ds) + at(p.ds, a, k, b0), b1 - b0, d.nontemporal);
                 const float ak = global->a[size_t(k)];
                 for (int64_t j = b0; j < b1; ++j) o.out[j - b0] = from_f32<T>(ak * rd.dd(d0 + j, x0 + j));
                 o.finish();
@@ -203,7 +190,7 @@ BPG_ALWAYS_INLINE void sums_vector(const bn_plan &p, const data &d, const float 
         const bool run_rows = global && d.nontemporal && p.ds.a == p.K;
         data dr = d;
         dr.nontemporal = run_rows;
-        const out_run<T> rows(dr, static_cast<T *>(d.ds) + a0 * p.ds.a, (a1 - a0) * p.K);
+        const out_run<T> rows(static_cast<T *>(d.ds) + a0 * p.ds.a, (a1 - a0) * p.K, dr.nontemporal);
         for (int64_t a = a0; a < a1; ++a) {
             const int64_t s0 = a * p.src.a, d0 = a * p.dd.a, x0 = a * p.relu_in.a;
             for (int64_t k = 0; k < p.K; ++k) {
@@ -230,7 +217,7 @@ template <typename T, bn_fusion F>
 BPG_ALWAYS_INLINE void update_row(const bn_plan &p, const data &d, const coeffs &cf, int64_t a, int64_t k) {
     const reader<T, F> rd(d);
     const int64_t s0 = at(p.src, a, k, 0), d0 = at(p.dd, a, k, 0), x0 = at(p.relu_in, a, k, 0);
-    const out_run<T> o(d, static_cast<T *>(d.ds) + at(p.ds, a, k, 0), p.B);
+    const out_run<T> o(static_cast<T *>(d.ds) + at(p.ds, a, k, 0), p.B, d.nontemporal);
     T *out = o.out;
     const float ak = cf.a[size_t(k)], c2 = cf.c2[size_t(k)], c0 = cf.c0[size_t(k)], m = cf.mean[size_t(k)];
     if (p.global_stats)
@@ -283,7 +270,7 @@ BPG_ALWAYS_INLINE void update(const bn_plan &p, const data &d, const coeffs &cf,
         const int64_t g1 = std::min(r1, g0 + group);
         data dr = d;
         dr.nontemporal = run_rows;
-        const out_run<T> rows(dr, static_cast<T *>(d.ds) + g0 * p.ds.a, (g1 - g0) * p.K);
+        const out_run<T> rows(static_cast<T *>(d.ds) + g0 * p.ds.a, (g1 - g0) * p.K, dr.nontemporal);
         auto out_row = [&](int64_t a) { return run_rows ? rows.out + (a - g0) * p.K : static_cast<T *>(d.ds) + a * p.ds.a; };
         bool done = false;
         if constexpr (std::is_same_v<T, float> && F == bn_fusion::relu_into_dd)

@@ -92,10 +92,9 @@ template <typename T> struct task {
         if constexpr (std::is_same_v<T, float>) { // runs of diff_src are f32 runs already
             if (p.nontemporal) { // a whole row of diff_src, staged, then past the caches
                 // (rows are contiguous here: make_interp_plan checks).
-                float *stage = static_cast<float *>(stage_buffer(size_t(g.in * p.run) * sizeof(float)));
-                sum_rows(a, 0, g.in, s.x.data(), {src, p.run}, p.run, stage, p.run);
-                copy_nontemporal(dst, stage, size_t(g.in * p.run) * sizeof(float));
-                return;
+                const out_run<float> row(dst, g.in * p.run, true);
+                sum_rows(a, 0, g.in, s.x.data(), {src, p.run}, p.run, row.out, p.run);
+                return row.finish();
             }
             sum_rows(a, 0, g.in, s.x.data(), {src, p.run}, p.run, dst, p.ds_sp[size_t(last)]);
         } else {
@@ -284,15 +283,14 @@ BPG_ALWAYS_INLINE void run_tasks(const interp_plan &p, const T *dd, T *ds, int64
         const int64_t n = plane / p.c_count, c = plane % p.c_count;
         // Ring slots hold slices of one plane only.
         std::fill(s.ring.holds.begin(), s.ring.holds.end(), -1);
-        T *plane_ds = ds + n * p.ds_n + c * p.ds_c;
         // Planar non-temporal output (interp_plan::nontemporal): whole planes
         // only, computed into the per-thread stage, then streamed out.
-        const bool staged = p.nontemporal && !p.vector_mode && blocks == 1;
-        T *stage = staged ? static_cast<T *>(stage_buffer(size_t(p.in[0] * p.in[1]) * sizeof(T))) : nullptr;
-        task<T> k {p, s, dd + n * p.dd_n + c * p.dd_c, staged ? stage : plane_ds};
+        const out_run<T> out(ds + n * p.ds_n + c * p.ds_c, p.in[0] * p.in[1],
+                p.nontemporal && !p.vector_mode && blocks == 1);
+        task<T> k {p, s, dd + n * p.dd_n + c * p.dd_c, out.out};
         const int64_t units = (in0 + p.split_unit - 1) / p.split_unit;
         k.run(std::min(in0, b * units / blocks * p.split_unit), std::min(in0, (b + 1) * units / blocks * p.split_unit));
-        if (staged) copy_nontemporal(plane_ds, stage, size_t(p.in[0] * p.in[1]) * sizeof(T));
+        out.finish();
     }
 }
 

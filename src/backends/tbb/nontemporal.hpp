@@ -20,4 +20,19 @@ void copy_nontemporal(void *dst, const void *src, size_t bytes);
 // A per-thread scratch buffer of at least `bytes` (64-byte aligned), reused.
 void *stage_buffer(size_t bytes);
 
+// A contiguous run of n elements of an output being written: straight to dst,
+// or (staged) into the thread's stage buffer and then, at finish(), out with
+// non-temporal stores. Kernels write to `out` either way.
+template <typename T> struct out_run {
+    T *dst, *out;
+    int64_t n;
+    bool staged;
+    out_run(T *dst_, int64_t n_, bool staged_) : dst(dst_), n(n_), staged(staged_) {
+        out = staged ? static_cast<T *>(stage_buffer(size_t(n) * sizeof(T))) : dst;
+    }
+    void finish() const {
+        if (staged) copy_nontemporal(dst, out, size_t(n) * sizeof(T));
+    }
+};
+
 } // namespace bpg::tbb_backend

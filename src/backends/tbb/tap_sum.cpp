@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <unordered_map>
 
 #include <immintrin.h>
-#include <unordered_map>
 
 namespace bpg::tbb_backend {
 
