@@ -13,35 +13,12 @@
 
 #include "backends/tbb/row_gather.hpp"
 #include "backends/tbb/simd_store.hpp"
-#include "kernels/interp_tables.hpp"
+#include "support/axis_cases.hpp"
 
 namespace bpg::test {
 namespace {
 
-using kernels::coord_mode;
-using kernels::nearest_rounding;
-
-struct row_case {
-    int64_t in, out;
-    coord_mode mode;
-    bool nearest;
-    nearest_rounding rounding;
-};
-
-std::vector<row_case> cases() {
-    std::vector<row_case> all;
-    const coord_mode modes[] = {coord_mode::half_pixel, coord_mode::align_corners, coord_mode::asymmetric,
-            coord_mode::pytorch_half_pixel, coord_mode::tf_half_pixel_for_nn};
-    const nearest_rounding roundings[] = {nearest_rounding::round_prefer_ceil, nearest_rounding::round_prefer_floor,
-            nearest_rounding::floor, nearest_rounding::ceil};
-    for (int64_t in : {1, 2, 7, 15, 16, 17, 31, 32, 33, 56, 100})
-        for (int64_t out : {2 * in, 2 * in + 1, in})
-            for (coord_mode m : modes) {
-                all.push_back({in, out, m, false, nearest_rounding::round_prefer_ceil});
-                for (nearest_rounding r : roundings) all.push_back({in, out, m, true, r});
-            }
-    return all;
-}
+std::vector<axis_case> cases() { return axis_cases({1, 2, 7, 15, 16, 17, 31, 32, 33, 56, 100}); }
 
 // Rows of `out` floats, each followed by NaN padding the gather must not read.
 struct rows {
@@ -60,12 +37,8 @@ rows random_rows(int64_t out, int64_t n, std::mt19937 &rng) {
 TEST(TbbRowGather, Stride2FormMatchesSlotFormBitForBit) {
     std::mt19937 rng(7);
     int stride2_tables = 0;
-    for (const row_case &c : cases()) {
-        kernels::axis_map m;
-        m.in = c.in;
-        m.out = c.out;
-        m.mode = c.mode;
-        const kernels::axis_gather g = kernels::build_axis_gather(m, c.nearest, c.rounding);
+    for (const axis_case &c : cases()) {
+        const kernels::axis_gather g = c.gather();
         const tbb_backend::row_gather_table with = tbb_backend::make_row_gather(g);
         tbb_backend::row_gather_table without = with;
         without.stride2 = false;

@@ -12,42 +12,10 @@
 #include <gtest/gtest.h>
 
 #include "backends/tbb/row_sum_gather.hpp"
-#include "kernels/interp_tables.hpp"
+#include "support/axis_cases.hpp"
 
 namespace bpg::test {
 namespace {
-
-using kernels::coord_mode;
-using kernels::nearest_rounding;
-
-struct axis_case {
-    int64_t in, out;
-    coord_mode mode;
-    bool nearest;
-    nearest_rounding rounding;
-    kernels::axis_gather gather() const {
-        kernels::axis_map m;
-        m.in = in;
-        m.out = out;
-        m.mode = mode;
-        return kernels::build_axis_gather(m, nearest, rounding);
-    }
-};
-
-std::vector<axis_case> axis_cases(std::initializer_list<int64_t> sizes) {
-    std::vector<axis_case> all;
-    const coord_mode modes[] = {coord_mode::half_pixel, coord_mode::align_corners, coord_mode::asymmetric,
-            coord_mode::pytorch_half_pixel, coord_mode::tf_half_pixel_for_nn};
-    const nearest_rounding roundings[] = {nearest_rounding::round_prefer_ceil, nearest_rounding::round_prefer_floor,
-            nearest_rounding::floor, nearest_rounding::ceil};
-    for (int64_t in : sizes)
-        for (int64_t out : {2 * in, 2 * in + 1, in})
-            for (coord_mode m : modes) {
-                all.push_back({in, out, m, false, nearest_rounding::round_prefer_ceil});
-                for (nearest_rounding r : roundings) all.push_back({in, out, m, true, r});
-            }
-    return all;
-}
 
 TEST(TbbRowSumGather, FusedRowsGiveTheBitsOfSumThenGather) {
     std::vector<tbb_backend::row_gather_table> tables;
