@@ -68,7 +68,8 @@ struct interp_plan {
     // hardware prefetchers alone do not run far enough ahead of a row-pair
     // stream (measured: 2x bilinear and nearest NCX 20-30% faster, 2x
     // downsampling 11%, one and two threads, 6-8 interleaved runs each).
-    // 0: none.
+    // Vector-mode 2-D with fused_runs: the two rows new to each input, this
+    // far ahead (run_sum_gather.hpp). 0: none.
     int64_t prefetch_bytes0 = 0;
     // f32 diff_src of at least interp_nontemporal_min_bytes written with
     // non-temporal stores (no read for ownership of each line), through a
@@ -82,11 +83,21 @@ struct interp_plan {
     // A 3 MB output, which the next reader finds in the cache, got 35%
     // slower: hence the threshold.
     bool nontemporal = false;
+    // Vector mode, f32: the level above the last and the last run as one
+    // pass (run_sum_gather.hpp) for the 2x linear interiors of the former.
+    // In 2-D level0_batch is then 1: each input reads its rows straight from
+    // diff_dst, the two new ones prefetched fused_runs_prefetch_bytes ahead.
+    // Measured (interleaved runs, x stream medians): 2x bilinear NXC with
+    // N = 1 (diff_dst in L3) 1.47 -> 1.20, 2x trilinear NXC (from the level-0
+    // slices) 1.50 -> 1.28; with N = 16 (from memory) level (1.25 / 1.28),
+    // and 1.47 without the prefetch.
+    bool fused_runs = false;
 };
 
 constexpr int64_t interp_nontemporal_min_bytes = int64_t(8) << 20;
 
 constexpr int64_t prefetch_ahead_bytes = int64_t(16) << 10;
+constexpr int64_t fused_runs_prefetch_bytes = int64_t(4) << 10; // 2, 4 and 8 KB measured level
 
 // Empty string and a filled plan when the kernel runs the problem; else why not.
 std::string make_interp_plan(const core::interpolate_bwd_problem &p, interp_plan &plan);

@@ -13,6 +13,7 @@
 #include "backends/tbb/interpolate_plan.hpp"
 #include "backends/tbb/nontemporal.hpp"
 #include "backends/tbb/row_sum_gather.hpp"
+#include "backends/tbb/run_sum_gather.hpp"
 #include "backends/tbb/tap_sum.hpp"
 
 namespace bpg::tbb_backend {
@@ -56,6 +57,7 @@ struct scratch {
     std::vector<const float *> x;    // the runs the taps of the current input read
     converted_slices ring;           // 16-bit data only
     std::vector<float> tile;         // 16-bit planar rows of one batch, as f32
+    float_buffer col;                // vector mode: columns of sum_gather_runs
     void prepare(const interp_plan &p) {
         const int last = p.nsp - 1;
         int64_t taps = 1;
@@ -63,6 +65,7 @@ struct scratch {
         x.resize(size_t(taps));
         for (int k = 0; k < last; ++k) acc[size_t(k)].resize(p.slice_floats[size_t(k)] * (k == 0 ? p.level0_batch : 1));
         out.resize(p.vector_mode ? p.run : p.in[size_t(last)]);
+        if (p.fused_runs) col.resize(run_sum_gather_scratch(p.grouped[size_t(last)]));
         if (!p.vector_mode && last > 0) {
             // Rows of the level above the last: all of its inputs (level 0:
             // at most one task's share, bounded by the whole axis).
@@ -103,6 +106,23 @@ template <typename T> struct task {
                 row_io<T>::store(s.out.data(), dst + i * p.ds_sp[size_t(last)], p.run);
             }
         }
+    }
+
+    // Vector mode, f32: input i of the level above the last (axis a, its
+    // rows at src) and the last level in one pass (run_sum_gather.hpp), when
+    // the plan allows it and i is a 2x linear interior; false otherwise.
+    BPG_ALWAYS_INLINE bool fused_runs(const grouped_axis &a, int64_t i, const row_source &src, T *dst,
+            int64_t prefetch_bytes = 0) {
+        if constexpr (std::is_same_v<T, float>) {
+            if (!p.fused_runs || !a.sym4[size_t(i)]) return false;
+            const int last = p.nsp - 1;
+            const out_run<float> row(dst, p.in[size_t(last)] * p.run, p.nontemporal);
+            sum_gather_runs(a, i, src, p.grouped[size_t(last)], p.run, s.x.data(), s.col.data(), row.out,
+                    p.nontemporal ? p.run : p.ds_sp[size_t(last)], prefetch_bytes);
+            row.finish();
+            return true;
+        }
+        return false;
     }
 
     // Planar: the last level over nrows rows (of p.run floats in s.rows)
@@ -159,6 +179,7 @@ template <typename T> struct task {
                 if (!p.vector_mode && K + 1 == p.nsp - 1) // the rows, then the final gather
                     return rows_to_diff_src(p.grouped[K], 0, g.in, {src, n}, n, dst, p.ds_sp[K]);
                 for (int64_t i = 0; i < g.in; ++i) {
+                    if (K + 1 == p.nsp - 1 && fused_runs(p.grouped[K], i, {src, n}, dst + i * p.ds_sp[K])) continue;
                     float *acc = s.acc[K].data();
                     sum_taps(acc, n, taps_of(p.grouped[K], i, s.x.data(), [&](int64_t out) { return src + out * n; }));
                     level<K + 1>(acc, dst + i * p.ds_sp[K]);
@@ -208,6 +229,8 @@ template <typename T> struct task {
             if (contiguous) {
                 for (int64_t i = ia; i < ib; i += p.level0_batch) {
                     const int64_t i1 = std::min(ib, i + p.level0_batch);
+                    if (p.nsp == 2 && i1 - i == 1 && fused_runs(a, i, {dd, p.dd_sp[0]}, ds + i * p.ds_sp[0], p.prefetch_bytes0))
+                        continue;
                     sum_rows(a, i, i1 - i, s.x.data(), {dd, p.dd_sp[0]}, n, s.acc[0].data(), n);
                     for (int64_t k = i; k < i1; ++k) level<1>(s.acc[0].data() + (k - i) * n, ds + k * p.ds_sp[0]);
                 }
