@@ -34,6 +34,23 @@ struct sym4_rows {
     }
 };
 
+// An input of K taps each with its own weight (align_corners and other
+// scales): the fold of sum_taps for that form, w0 x0 + w1 x1 + ... in order.
+template <int K> struct weighted_rows {
+    const float *x[K];
+    __m512 w[K];
+    template <bool FULL> BPG_AVX512 __m512 load(int t, __mmask16 m, int64_t at) const {
+        return FULL ? _mm512_loadu_ps(x[t] + at) : _mm512_maskz_loadu_ps(m, x[t] + at);
+    }
+    template <bool FULL> BPG_AVX512 __m512 fold(__mmask16 m, int64_t at) const {
+        __m512 acc = _mm512_mul_ps(w[0], load<FULL>(0, m, at));
+        for (int t = 1; t < K; ++t) acc = _mm512_add_ps(acc, _mm512_mul_ps(w[t], load<FULL>(t, m, at)));
+        return acc;
+    }
+    BPG_AVX512 __m512 half(__mmask16 m, int64_t at) const { return fold<false>(m, at); }
+    BPG_AVX512 __m512 full(int64_t at) const { return fold<true>(__mmask16(0xffff), at); }
+};
+
 bool is_pair(const grouped_axis &a, int64_t i) {
     return a.begin[size_t(i) + 1] - a.begin[size_t(i)] == 2 && a.starts[size_t(i)] == 1u && a.ones[size_t(i)];
 }
@@ -63,6 +80,16 @@ struct fused_rows {
                 row_stride2<DLO, K>(t, g, sym4_rows {r[0], r[1], r[2], r[3], wa, wb}, dst, cw.w, 0, blocks);
             } else if (is_pair(a, i)) {
                 row_stride2<DLO, K>(t, g, pair_rows {r[0], r[1]}, dst, cw.w, 0, blocks);
+            } else if (const int64_t k = a.begin[size_t(i) + 1] - t0;
+                       (k == 3 || k == 4) && a.starts[size_t(i)] == (1u << k) - 1u && !a.ones[size_t(i)]) {
+                const float *w = a.weight.data() + t0;
+                if (k == 4)
+                    row_stride2<DLO, K>(t, g, weighted_rows<4> {{r[0], r[1], r[2], r[3]},
+                            {_mm512_set1_ps(w[0]), _mm512_set1_ps(w[1]), _mm512_set1_ps(w[2]), _mm512_set1_ps(w[3])}},
+                            dst, cw.w, 0, blocks);
+                else
+                    row_stride2<DLO, K>(t, g, weighted_rows<3> {{r[0], r[1], r[2]},
+                            {_mm512_set1_ps(w[0]), _mm512_set1_ps(w[1]), _mm512_set1_ps(w[2])}}, dst, cw.w, 0, blocks);
             } else {
                 sum_taps(row, g.out, taps_of(a, i, x, [&](int64_t o) { return src.row(o); }));
                 row_stride2<DLO, K>(t, g, memory_row {row}, dst, cw.w, 0, blocks);

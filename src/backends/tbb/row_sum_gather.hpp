@@ -1,7 +1,8 @@
 // The last two levels of a planar (NCX) problem in one pass: the row sum of
 // the level above the last and the stride-2 gather of the innermost axis
 // (row_gather.hpp), without storing the summed row when it is a 2x nearest
-// pair or a 2x linear interior. Those two forms are summed in registers,
+// pair, a 2x linear interior, or three or four taps of their own weights
+// (linear at other scales, align_corners). Those forms are summed in registers,
 // window by window, straight from the source rows, so diff_dst (or the level
 // above's scratch) is read once and nothing is written but diff_src.
 #pragma once
