@@ -84,13 +84,15 @@ struct interp_plan {
     // slower: hence the threshold.
     bool nontemporal = false;
     // Vector mode, f32: the level above the last and the last run as one
-    // pass (run_sum_gather.hpp) for the 2x linear interiors of the former.
-    // In 2-D level0_batch is then 1: each input reads its rows straight from
-    // diff_dst, the two new ones prefetched fused_runs_prefetch_bytes ahead.
-    // Measured (interleaved runs, x stream medians): 2x bilinear NXC with
-    // N = 1 (diff_dst in L3) 1.47 -> 1.20, 2x trilinear NXC (from the level-0
-    // slices) 1.50 -> 1.28; with N = 16 (from memory) level (1.25 / 1.28),
-    // and 1.47 without the prefetch.
+    // pass (run_sum_gather.hpp) for its inputs of a tap_fold_simd.hpp form,
+    // where the innermost axis allows it (run_sum_gather_available). In 2-D
+    // level0_batch is then 1: each input reads its rows straight from
+    // diff_dst, the new ones prefetched fused_runs_prefetch_bytes ahead; a
+    // non-temporal output is streamed from registers. Measured (interleaved
+    // suite runs, x stream medians): 2x bilinear NXC with N = 1 (diff_dst in
+    // L3) 1.65 -> 1.24, 2x nearest NXC 1.39 -> 1.26, 2x bilinear NXC
+    // 1.23 -> 1.10, trilinear level; staging the streamed rows instead was
+    // 1.3x slower, no prefetch 5-10%.
     bool fused_runs = false;
 };
 

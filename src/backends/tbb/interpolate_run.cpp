@@ -57,7 +57,6 @@ struct scratch {
     std::vector<const float *> x;    // the runs the taps of the current input read
     converted_slices ring;           // 16-bit data only
     std::vector<float> tile;         // 16-bit planar rows of one batch, as f32
-    float_buffer col;                // vector mode: columns of sum_gather_runs
     void prepare(const interp_plan &p) {
         const int last = p.nsp - 1;
         int64_t taps = 1;
@@ -65,7 +64,6 @@ struct scratch {
         x.resize(size_t(taps));
         for (int k = 0; k < last; ++k) acc[size_t(k)].resize(p.slice_floats[size_t(k)] * (k == 0 ? p.level0_batch : 1));
         out.resize(p.vector_mode ? p.run : p.in[size_t(last)]);
-        if (p.fused_runs) col.resize(run_sum_gather_scratch(p.grouped[size_t(last)]));
         if (!p.vector_mode && last > 0) {
             // Rows of the level above the last: all of its inputs (level 0:
             // at most one task's share, bounded by the whole axis).
@@ -110,15 +108,22 @@ template <typename T> struct task {
 
     // Vector mode, f32: input i of the level above the last (axis a, its
     // rows at src) and the last level in one pass (run_sum_gather.hpp), when
-    // the plan allows it and i is a 2x linear interior; false otherwise.
+    // the plan allows it and i has a form it takes; false otherwise. A
+    // non-temporal row is streamed straight from registers where it is
+    // 64-byte aligned, else staged.
     BPG_ALWAYS_INLINE bool fused_runs(const grouped_axis &a, int64_t i, const row_source &src, T *dst,
             int64_t prefetch_bytes = 0) {
         if constexpr (std::is_same_v<T, float>) {
-            if (!p.fused_runs || !a.sym4[size_t(i)]) return false;
+            if (!p.fused_runs || !run_sum_gather_takes(a, i)) return false;
             const int last = p.nsp - 1;
+            const grouped_axis &b = p.grouped[size_t(last)];
+            if (p.nontemporal && reinterpret_cast<uintptr_t>(dst) % 64 == 0) {
+                sum_gather_runs(a, i, src, b, p.run, dst, p.run, true, prefetch_bytes);
+                return true;
+            }
             const out_run<float> row(dst, p.in[size_t(last)] * p.run, p.nontemporal);
-            sum_gather_runs(a, i, src, p.grouped[size_t(last)], p.run, s.x.data(), s.col.data(), row.out,
-                    p.nontemporal ? p.run : p.ds_sp[size_t(last)], prefetch_bytes);
+            sum_gather_runs(a, i, src, b, p.run, row.out, p.nontemporal ? p.run : p.ds_sp[size_t(last)], false,
+                    prefetch_bytes);
             row.finish();
             return true;
         }

@@ -1,10 +1,11 @@
 // The last two levels of a planar (NCX) problem in one pass: the row sum of
 // the level above the last and the stride-2 gather of the innermost axis
-// (row_gather.hpp), without storing the summed row when it is a 2x nearest
-// pair, a 2x linear interior, or three or four taps of their own weights
-// (linear at other scales, align_corners). Those forms are summed in registers,
-// window by window, straight from the source rows, so diff_dst (or the level
-// above's scratch) is read once and nothing is written but diff_src.
+// (row_gather.hpp), without storing the summed row for an input of one of
+// the forms of tap_fold_simd.hpp (2x linear interiors, taps of weight 1 such
+// as 2x nearest pairs, up to four taps of their own weights such as
+// align_corners): those are summed in registers, window by window, straight
+// from the source rows, so diff_dst (or the level above's scratch) is read
+// once and nothing is written but diff_src.
 #pragma once
 
 #include <cstdint>

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include <immintrin.h>
+#include "backends/tbb/tap_fold_simd.hpp"
 
 namespace bpg::tbb_backend {
 
@@ -10,113 +10,184 @@ namespace {
 
 constexpr int64_t chunk_floats = 64; // channels per walk: four vectors of each of four columns in registers
 
-// The weighted sum of input i's four rows at one offset, as sum_taps folds a
-// sym4 input: wa * (row 2i-1 + row 2i+2) + wb * (row 2i + row 2i+1).
-struct column_sum {
-    const float *r0, *r1, *r2, *r3; // rows 2i - 1, 2i, 2i + 1, 2i + 2
-    __m512 wa, wb;
-    __attribute__((target("avx512f"), always_inline)) inline __m512 at(int64_t off) const {
-        return _mm512_add_ps(_mm512_mul_ps(wa, _mm512_add_ps(_mm512_loadu_ps(r0 + off), _mm512_loadu_ps(r3 + off))),
-                _mm512_mul_ps(wb, _mm512_add_ps(_mm512_loadu_ps(r1 + off), _mm512_loadu_ps(r2 + off))));
+template <bool NT> __attribute__((target("avx512f"), always_inline)) inline void store(float *p, __m512 v) {
+    if (NT) _mm512_stream_ps(p, v);
+    else _mm512_storeu_ps(p, v);
+}
+
+// The rows of an input of a that the previous input did not read (those
+// stream from memory; the others are in cache): prefetched `ahead` floats
+// past the columns being summed, into L2.
+struct fresh_rows {
+    const float *row[4];
+    int n = 0;
+    int64_t ahead = 0;
+};
+
+// What one chunk of channels [c, c + 16 V) of one input of a needs: its
+// column sums (Rows: a tap_fold source over a's rows; column x of them at
+// x * run), the rows to prefetch and where diff_src goes.
+template <typename Rows> struct columns {
+    const Rows &rows;
+    const fresh_rows &fresh;
+    int64_t run, c;
+    float *dst;
+    int64_t dst_stride;
+    __attribute__((target("avx512f"), always_inline)) inline __m512 at(int64_t x, int v) const {
+        return rows.full(x * run + c + 16 * v);
+    }
+    template <int V> __attribute__((target("avx512f"), always_inline)) inline void prefetch(int64_t x) const {
+        if (fresh.ahead <= 0) return;
+        for (int r = 0; r < fresh.n; ++r)
+            for (int v = 0; v < V; ++v)
+                _mm_prefetch(reinterpret_cast<const char *>(fresh.row[r] + x * run + c + 16 * v + fresh.ahead), _MM_HINT_T1);
     }
 };
 
-// Inputs [j0, j1) of b, every one sym4, channels [c, c + 16 V): columns 2j - 1
-// .. 2j + 2 in registers, two new ones per input (the fold of tap_columns.cpp's
-// walk, in the same order). Rows 2i + 1 and 2i + 2 are new to this input
-// (the previous one read the other two): with prefetch_floats > 0 they are
-// prefetched that far ahead.
-template <int V>
-__attribute__((target("avx512f"), always_inline)) inline void walk(const column_sum &cs, const grouped_axis &b,
-        int64_t run, int64_t c, int64_t j0, int64_t j1, float *dst, int64_t dst_stride, int64_t prefetch_floats) {
+// Inputs [j0, j1) of b, every one sym4: columns 2j - 1 .. 2j + 2 in registers,
+// two new ones per input (the fold of tap_columns.cpp's walk, in the same
+// order).
+template <int V, bool NT, typename Rows>
+__attribute__((target("avx512f"), always_inline)) inline void walk(const columns<Rows> &cs, const grouped_axis &b,
+        int64_t j0, int64_t j1) {
     const __m512 wa = _mm512_set1_ps(b.sym4_wa), wb = _mm512_set1_ps(b.sym4_wb);
     __m512 t0[V], t1[V], t2[V], t3[V];
     for (int v = 0; v < V; ++v) {
-        t0[v] = cs.at((2 * j0 - 1) * run + c + 16 * v);
-        t1[v] = cs.at((2 * j0) * run + c + 16 * v);
-        t2[v] = cs.at((2 * j0 + 1) * run + c + 16 * v);
-        t3[v] = cs.at((2 * j0 + 2) * run + c + 16 * v);
+        t0[v] = cs.at(2 * j0 - 1, v);
+        t1[v] = cs.at(2 * j0, v);
+        t2[v] = cs.at(2 * j0 + 1, v);
+        t3[v] = cs.at(2 * j0 + 2, v);
     }
     for (int64_t j = j0; j < j1; ++j) {
-        if (prefetch_floats > 0) // the lines of the next two columns' new rows, that far on (T1: into L2)
-            for (int64_t col = 2 * j + 3; col <= 2 * j + 4; ++col)
-                for (int v = 0; v < V; ++v) {
-                    const int64_t at = col * run + c + 16 * v + prefetch_floats;
-                    _mm_prefetch(reinterpret_cast<const char *>(cs.r2 + at), _MM_HINT_T1);
-                    _mm_prefetch(reinterpret_cast<const char *>(cs.r3 + at), _MM_HINT_T1);
-                }
-        float *o = dst + j * dst_stride + c;
+        cs.template prefetch<V>(2 * j + 3);
+        cs.template prefetch<V>(2 * j + 4);
+        float *o = cs.dst + j * cs.dst_stride + cs.c;
         for (int v = 0; v < V; ++v)
-            _mm512_storeu_ps(o + 16 * v, _mm512_add_ps(_mm512_mul_ps(wa, _mm512_add_ps(t0[v], t3[v])),
-                                                 _mm512_mul_ps(wb, _mm512_add_ps(t1[v], t2[v]))));
+            store<NT>(o + 16 * v, _mm512_add_ps(_mm512_mul_ps(wa, _mm512_add_ps(t0[v], t3[v])),
+                                          _mm512_mul_ps(wb, _mm512_add_ps(t1[v], t2[v]))));
         if (j + 1 == j1) break;
         for (int v = 0; v < V; ++v) {
             t0[v] = t2[v];
             t1[v] = t3[v];
-            t2[v] = cs.at((2 * j + 3) * run + c + 16 * v);
-            t3[v] = cs.at((2 * j + 4) * run + c + 16 * v);
+            t2[v] = cs.at(2 * j + 3, v);
+            t3[v] = cs.at(2 * j + 4, v);
         }
     }
 }
 
-// Input j of b of another form: the columns its taps read, summed into col,
-// then its taps summed by sum_taps (the order of the final level).
-template <int V>
-__attribute__((target("avx512f"), always_inline)) inline void other_input(const column_sum &cs,
-        const grouped_axis &b, int64_t run, int64_t c, int64_t j, const float **x, float *col, float *dst) {
-    for (int64_t t = b.begin[size_t(j)]; t < b.begin[size_t(j) + 1]; ++t) {
-        float *column = col + (t - b.begin[size_t(j)]) * chunk_floats;
-        for (int v = 0; v < V; ++v) _mm512_storeu_ps(column + 16 * v, cs.at(b.output[size_t(t)] * run + c + 16 * v));
+// Input j of b of another form: the fold of sum_taps over the columns its
+// taps read, computed in registers (a column two inputs share is summed
+// twice).
+template <int V, bool NT, typename Rows>
+__attribute__((target("avx512f"), always_inline)) inline void other_input(const columns<Rows> &cs,
+        const grouped_axis &b, int64_t j) {
+    const int64_t t0 = b.begin[size_t(j)], k = b.begin[size_t(j) + 1] - t0;
+    const uint32_t starts = b.starts[size_t(j)];
+    const bool ones = b.ones[size_t(j)] != 0;
+    float *o = cs.dst + j * cs.dst_stride + cs.c;
+    for (int64_t t = 0; t < k; ++t) cs.template prefetch<V>(b.output[size_t(t0 + t)]);
+    for (int v = 0; v < V; ++v) {
+        __m512 acc = _mm512_setzero_ps(), s = k > 0 ? cs.at(b.output[size_t(t0)], v) : acc;
+        bool first = true;
+        for (int64_t t = 1; t <= k; ++t) {
+            if (t == k || (starts >> t & 1u)) { // the group ending at t - 1 is complete
+                const __m512 term = ones ? s : _mm512_mul_ps(_mm512_set1_ps(b.weight[size_t(t0 + t - 1)]), s);
+                acc = first ? term : _mm512_add_ps(acc, term);
+                first = false;
+                if (t < k) s = cs.at(b.output[size_t(t0 + t)], v);
+            } else {
+                s = _mm512_add_ps(s, cs.at(b.output[size_t(t0 + t)], v));
+            }
+        }
+        store<NT>(o + 16 * v, acc);
     }
-    int64_t k = 0;
-    sum_taps(dst + c, 16 * V, taps_of(b, j, x, [&](int64_t) { return col + chunk_floats * k++; }));
 }
 
-template <int V>
-__attribute__((target("avx512f"))) void chunk(const column_sum &cs, const grouped_axis &b, int64_t run, int64_t c,
-        const float **x, float *col, float *dst, int64_t dst_stride, int64_t prefetch_floats) {
+template <int V, bool NT, typename Rows>
+__attribute__((target("avx512f"))) void chunk(const columns<Rows> &cs, const grouped_axis &b) {
     const int64_t in = int64_t(b.begin.size()) - 1;
     for (int64_t j = 0; j < in;) {
         if (!b.sym4[size_t(j)]) {
-            other_input<V>(cs, b, run, c, j, x, col, dst + j * dst_stride);
-            ++j;
+            other_input<V, NT>(cs, b, j++);
             continue;
         }
         int64_t e = j + 1;
         while (e < in && b.sym4[size_t(e)]) ++e;
-        walk<V>(cs, b, run, c, j, e, dst, dst_stride, prefetch_floats);
+        walk<V, NT>(cs, b, j, e);
         j = e;
     }
 }
+
+struct gather_runs {
+    const grouped_axis &b;
+    int64_t run;
+    float *dst;
+    int64_t dst_stride;
+    bool nontemporal;
+    const fresh_rows &fresh;
+    template <typename Rows> __attribute__((target("avx512f"))) void operator()(const Rows &rows) const {
+        for (int64_t c = 0; c < run; c += chunk_floats) {
+            const columns<Rows> cs {rows, fresh, run, c, dst, dst_stride};
+            const int v = int(std::min(run - c, chunk_floats) / 16);
+            if (nontemporal) {
+                if (v == 1) chunk<1, true>(cs, b);
+                else if (v == 2) chunk<2, true>(cs, b);
+                else if (v == 3) chunk<3, true>(cs, b);
+                else chunk<4, true>(cs, b);
+            } else {
+                if (v == 1) chunk<1, false>(cs, b);
+                else if (v == 2) chunk<2, false>(cs, b);
+                else if (v == 3) chunk<3, false>(cs, b);
+                else chunk<4, false>(cs, b);
+            }
+        }
+        if (nontemporal) _mm_sfence(); // the streamed lines are visible before the task ends
+    }
+};
 
 } // namespace
 
 bool run_sum_gather_available(const grouped_axis &b, int64_t run) {
     static const bool avx512 = __builtin_cpu_supports("avx512f");
-    const int64_t sym4 = std::count(b.sym4.begin(), b.sym4.end(), uint8_t(1));
-    return avx512 && run > 0 && run % 16 == 0 && 2 * sym4 >= int64_t(b.sym4.size());
+    if (!avx512 || run <= 0 || run % 16 != 0) return false;
+    // Column sums computed, as chunk() walks b, against the columns there are.
+    const int64_t in = int64_t(b.begin.size()) - 1;
+    int64_t sums = 0;
+    for (int64_t j = 0; j < in;) {
+        const int64_t k = b.begin[size_t(j) + 1] - b.begin[size_t(j)];
+        if (k > 4) return false;
+        if (!b.sym4[size_t(j)]) {
+            sums += k;
+            ++j;
+            continue;
+        }
+        int64_t e = j + 1;
+        while (e < in && b.sym4[size_t(e)]) ++e;
+        sums += 2 * (e - j) + 2;
+        j = e;
+    }
+    const int64_t outs = b.output.empty() ? 0 : *std::max_element(b.output.begin(), b.output.end()) + 1;
+    return sums <= outs + 4;
 }
 
-int64_t run_sum_gather_scratch(const grouped_axis &b) {
-    int64_t taps = 1;
-    for (size_t j = 0; j + 1 < b.begin.size(); ++j) taps = std::max(taps, b.begin[j + 1] - b.begin[j]);
-    return taps * chunk_floats;
+bool run_sum_gather_takes(const grouped_axis &a, int64_t i) {
+    int64_t k = 0;
+    return tap_fold::form_of(a, i, k) != 0;
 }
 
 __attribute__((target("avx512f"))) void sum_gather_runs(const grouped_axis &a, int64_t i, const row_source &src,
-        const grouped_axis &b, int64_t run, const float **x, float *col, float *dst, int64_t dst_stride,
+        const grouped_axis &b, int64_t run, float *dst, int64_t dst_stride, bool nontemporal,
         int64_t prefetch_bytes) {
-    const column_sum cs {src.row(2 * i - 1), src.row(2 * i), src.row(2 * i + 1), src.row(2 * i + 2),
-            _mm512_set1_ps(a.sym4_wa), _mm512_set1_ps(a.sym4_wb)};
-    const int64_t pf = prefetch_bytes / int64_t(sizeof(float));
-    for (int64_t c = 0; c < run; c += chunk_floats) {
-        switch (std::min(run - c, chunk_floats) / 16) {
-            case 1: chunk<1>(cs, b, run, c, x, col, dst, dst_stride, pf); break;
-            case 2: chunk<2>(cs, b, run, c, x, col, dst, dst_stride, pf); break;
-            case 3: chunk<3>(cs, b, run, c, x, col, dst, dst_stride, pf); break;
-            default: chunk<4>(cs, b, run, c, x, col, dst, dst_stride, pf); break;
-        }
+    fresh_rows fresh;
+    if (prefetch_bytes > 0) {
+        int64_t seen = -1; // the highest row the previous input read
+        for (int64_t t = i > 0 ? a.begin[size_t(i) - 1] : 0; t < a.begin[size_t(i)]; ++t)
+            seen = std::max(seen, a.output[size_t(t)]);
+        for (int64_t t = a.begin[size_t(i)]; t < a.begin[size_t(i) + 1] && fresh.n < 4; ++t)
+            if (a.output[size_t(t)] > seen) fresh.row[fresh.n++] = src.row(a.output[size_t(t)]);
+        fresh.ahead = prefetch_bytes / int64_t(sizeof(float));
     }
+    tap_fold::visit(a, i, src, gather_runs {b, run, dst, dst_stride, nontemporal, fresh});
 }
 
 } // namespace bpg::tbb_backend

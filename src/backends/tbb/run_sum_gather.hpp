@@ -1,13 +1,14 @@
 // The last two levels of a vector-mode (NXC) problem in one pass, for an
-// input of the level above the last whose taps have the 2x linear interior
-// form (tap_sum.hpp, sym4): its four source rows are summed one column (a run
-// of C floats) at a time, and the columns go straight into the gather of the
-// innermost axis. The summed row (the innermost axis at output resolution,
-// times C) is never stored: where the two levels ran apart, it went out to L2
-// and came back, and each task read 2.5 source rows per input from memory
-// (level-0 batches of four inputs read rows 2i - 1 .. 2i + 8); here it reads
-// two new rows per input and meets the two it shares with the previous input
-// still in L2.
+// input of the level above the last whose taps have one of the forms of
+// tap_fold_simd.hpp (2x linear interiors, taps of weight 1, up to four taps
+// of their own weights): its source rows are summed one column (a run of C
+// floats) at a time in registers, and the columns go straight into the
+// gather of the innermost axis. The summed row (the innermost axis at output
+// resolution, times C) is never stored: where the two levels ran apart, it
+// went out to L2 and came back, and each task read 2.5 source rows per 2x
+// linear input from memory (level-0 batches of four inputs read rows 2i - 1
+// .. 2i + 8); here an input reads the rows new to it from memory and meets
+// the ones it shares with the previous input still in L2.
 #pragma once
 
 #include <cstdint>
@@ -16,23 +17,29 @@
 
 namespace bpg::tbb_backend {
 
-// AVX-512, runs of whole vectors, and an innermost axis b at least half of
-// whose inputs are 2x linear interiors (their column sums slide through
-// registers; other inputs recompute the columns they read).
+// AVX-512, runs of whole vectors, at most four taps per input of the
+// innermost axis b, and about one column sum per column. b's 2x linear
+// interiors slide their column sums through registers (two new columns per
+// input); other inputs sum the columns their taps read, so a column two of
+// them share is summed twice: where that happens all along the axis
+// (align_corners, the gradient of downsampling) the fused pass measured
+// slower than the two levels apart (in cache 1.6x and 2x; from memory level),
+// and those axes keep them.
 bool run_sum_gather_available(const grouped_axis &b, int64_t run);
 
-// Floats of the `col` scratch sum_gather_runs needs for axis b.
-int64_t run_sum_gather_scratch(const grouped_axis &b);
+// Input i of axis a has a form sum_gather_runs takes.
+bool run_sum_gather_takes(const grouped_axis &a, int64_t i);
 
-// For input i of axis a (a.sym4[i]): a row of src holds the outputs of the
-// innermost axis b, runs of `run` floats one after another; writes
-// dst[j * dst_stride + c] for every input j of b and c < run. x has room for
-// b's taps. Every output is the same operations in the same order as
-// sum_rows over a, then sum_rows over b: the same bits
-// (tests/backends/test_tbb_run_sum_gather.cpp). prefetch_bytes > 0 (rows
-// streaming from memory): the two rows new to input i are prefetched into L2
-// that far ahead of the columns being summed.
+// For input i of axis a (run_sum_gather_takes): a row of src holds the
+// outputs of the innermost axis b, runs of `run` floats one after another;
+// writes dst[j * dst_stride + c] for every input j of b and c < run. Every
+// output is the same operations in the same order as sum_rows over a, then
+// sum_rows over b: the same bits (tests/backends/test_tbb_run_sum_gather.cpp).
+// nontemporal: streaming stores (dst and dst_stride * 4 bytes 64-byte
+// aligned), then a store fence. prefetch_bytes > 0 (rows streaming from
+// memory): the rows new to input i are prefetched into L2 that far ahead of
+// the columns being summed.
 void sum_gather_runs(const grouped_axis &a, int64_t i, const row_source &src, const grouped_axis &b, int64_t run,
-        const float **x, float *col, float *dst, int64_t dst_stride, int64_t prefetch_bytes = 0);
+        float *dst, int64_t dst_stride, bool nontemporal = false, int64_t prefetch_bytes = 0);
 
 } // namespace bpg::tbb_backend

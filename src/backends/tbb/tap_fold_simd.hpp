@@ -1,0 +1,110 @@
+// An input's taps summed in AVX-512 registers, straight from its source rows,
+// with the fold of sum_taps (tap_sum.hpp): the same operations in the same
+// order, hence the same bits as summing the row into memory first. Shared by
+// the fused kernels (row_sum_gather.cpp for NCX rows, run_sum_gather.cpp for
+// NXC runs), for the forms that cover almost every input in practice:
+//   sym4      2x linear interior: wa * (x0 + x1) + wb * (x2 + x3)
+//   ones<K>   K taps of weight 1 (2x nearest pairs, ...): x0 + x1 + ...
+//   weighted<K> K taps each of its own weight (align_corners, other
+//             scales, a downsampling's single tap): w0 x0 + w1 x1 + ...
+// Each source gives full(at), the 16 floats at `at` of every row summed, and
+// half(m, at), the same with lanes outside m zero (masked loads).
+// Include only from files of src/backends/tbb.
+#pragma once
+
+#include <cstdint>
+
+#include <immintrin.h>
+
+#include "backends/tbb/tap_sum.hpp"
+
+namespace bpg::tbb_backend::tap_fold {
+
+#define BPG_FOLD_AVX512 __attribute__((target("avx512f"), always_inline)) inline
+
+template <bool FULL> BPG_FOLD_AVX512 __m512 load(const float *x, __mmask16 m, int64_t at) {
+    return FULL ? _mm512_loadu_ps(x + at) : _mm512_maskz_loadu_ps(m, x + at);
+}
+
+struct sym4_rows {
+    const float *x[4];
+    __m512 wa, wb;
+    template <bool FULL> BPG_FOLD_AVX512 __m512 sum(__mmask16 m, int64_t at) const {
+        return _mm512_add_ps(_mm512_mul_ps(wa, _mm512_add_ps(load<FULL>(x[0], m, at), load<FULL>(x[1], m, at))),
+                _mm512_mul_ps(wb, _mm512_add_ps(load<FULL>(x[2], m, at), load<FULL>(x[3], m, at))));
+    }
+    BPG_FOLD_AVX512 __m512 half(__mmask16 m, int64_t at) const { return sum<false>(m, at); }
+    BPG_FOLD_AVX512 __m512 full(int64_t at) const { return sum<true>(__mmask16(0xffff), at); }
+};
+
+template <int K> struct ones_rows {
+    const float *x[K];
+    template <bool FULL> BPG_FOLD_AVX512 __m512 sum(__mmask16 m, int64_t at) const {
+        __m512 s = load<FULL>(x[0], m, at);
+        for (int t = 1; t < K; ++t) s = _mm512_add_ps(s, load<FULL>(x[t], m, at));
+        return s;
+    }
+    BPG_FOLD_AVX512 __m512 half(__mmask16 m, int64_t at) const { return sum<false>(m, at); }
+    BPG_FOLD_AVX512 __m512 full(int64_t at) const { return sum<true>(__mmask16(0xffff), at); }
+};
+
+template <int K> struct weighted_rows {
+    const float *x[K];
+    __m512 w[K];
+    template <bool FULL> BPG_FOLD_AVX512 __m512 sum(__mmask16 m, int64_t at) const {
+        __m512 acc = _mm512_mul_ps(w[0], load<FULL>(x[0], m, at));
+        for (int t = 1; t < K; ++t) acc = _mm512_add_ps(acc, _mm512_mul_ps(w[t], load<FULL>(x[t], m, at)));
+        return acc;
+    }
+    BPG_FOLD_AVX512 __m512 half(__mmask16 m, int64_t at) const { return sum<false>(m, at); }
+    BPG_FOLD_AVX512 __m512 full(int64_t at) const { return sum<true>(__mmask16(0xffff), at); }
+};
+
+// Input i's form: 0 another (no source), 1 sym4, 2 ones, 3 weighted; k = its taps.
+inline int form_of(const grouped_axis &a, int64_t i, int64_t &k) {
+    const size_t n = size_t(i);
+    k = a.begin[n + 1] - a.begin[n];
+    if (a.sym4[n]) return 1;
+    if (k < 1 || k > 4) return 0;
+    if (a.ones[n] && a.starts[n] == 1u) return 2;
+    if (!a.ones[n] && a.starts[n] == (1u << k) - 1u) return 3;
+    return 0;
+}
+
+// Calls f(source) with input i's taps (rows at src) as the source of its
+// form and returns true; false, f not called, for another form. f is an
+// object whose operator() is a template with the avx512f target (GCC does not
+// give a lambda its enclosing function's target).
+template <typename F>
+__attribute__((target("avx512f"))) bool visit(const grouped_axis &a, int64_t i, const row_source &src, const F &f) {
+    int64_t k = 0;
+    const int form = form_of(a, i, k);
+    if (form == 0) return false;
+    const int64_t t0 = a.begin[size_t(i)];
+    const float *x[4];
+    __m512 w[4];
+    for (int64_t t = 0; t < k; ++t) {
+        x[t] = src.row(a.output[size_t(t0 + t)]);
+        w[t] = _mm512_set1_ps(a.weight[size_t(t0 + t)]);
+    }
+    if (form == 1) {
+        f(sym4_rows {{x[0], x[1], x[2], x[3]}, _mm512_set1_ps(a.sym4_wa), _mm512_set1_ps(a.sym4_wb)});
+    } else if (form == 2) {
+        switch (k) {
+            case 1: f(ones_rows<1> {{x[0]}}); break;
+            case 2: f(ones_rows<2> {{x[0], x[1]}}); break;
+            case 3: f(ones_rows<3> {{x[0], x[1], x[2]}}); break;
+            default: f(ones_rows<4> {{x[0], x[1], x[2], x[3]}}); break;
+        }
+    } else {
+        switch (k) {
+            case 1: f(weighted_rows<1> {{x[0]}, {w[0]}}); break;
+            case 2: f(weighted_rows<2> {{x[0], x[1]}, {w[0], w[1]}}); break;
+            case 3: f(weighted_rows<3> {{x[0], x[1], x[2]}, {w[0], w[1], w[2]}}); break;
+            default: f(weighted_rows<4> {{x[0], x[1], x[2], x[3]}, {w[0], w[1], w[2], w[3]}}); break;
+        }
+    }
+    return true;
+}
+
+} // namespace bpg::tbb_backend::tap_fold
