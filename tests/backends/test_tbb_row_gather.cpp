@@ -71,6 +71,33 @@ TEST(TbbRowGather, Stride2FormMatchesSlotFormBitForBit) {
     std::printf("stride-2 form: %d of %zu tables\n", stride2_tables, cases().size());
 }
 
+// The streamed gather (whole vectors at 64-byte-aligned addresses leave as
+// non-temporal stores) writes the same bits as the ordinary one, aligned or
+// not, row lengths of whole vectors and not, and nothing between the rows.
+TEST(TbbRowGather, StreamedRowsMatchOrdinaryStoresBitForBit) {
+    if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "no AVX-512 on this CPU";
+    std::mt19937 rng(9);
+    int streamed = 0;
+    for (const axis_case &c : cases()) {
+        const kernels::axis_gather g = c.gather();
+        const tbb_backend::row_gather_table t = tbb_backend::make_row_gather(g);
+        if (!tbb_backend::gather_rows_streams(t)) continue;
+        ++streamed;
+        const int64_t nrows = 5, stride = (c.in + 15) / 16 * 16 + 16; // rows 64-byte multiples apart
+        const rows src = random_rows(c.out, nrows, rng);
+        for (int64_t shift : {0, 3}) { // the output 64-byte aligned, then not
+            std::vector<float> buffer(size_t(nrows * stride + 32), 7.f), want(buffer.size(), 7.f);
+            const int64_t at = (16 - int64_t(reinterpret_cast<uintptr_t>(buffer.data()) % 64 / 4)) % 16 + shift;
+            tbb_backend::gather_rows(t, g, src.data.data(), src.stride, buffer.data() + at, stride, nrows, true);
+            tbb_backend::gather_rows(t, g, src.data.data(), src.stride, want.data() + at, stride, nrows, false);
+            SCOPED_TRACE(testing::Message() << "in " << c.in << " out " << c.out << " mode " << int(c.mode)
+                                            << " nearest " << c.nearest << " shift " << shift);
+            ASSERT_EQ(std::memcmp(buffer.data(), want.data(), buffer.size() * 4), 0);
+        }
+    }
+    EXPECT_GT(streamed, 50);
+}
+
 // The partial-vector store of the AVX-512 kernels writes lanes [0, n) and not
 // one byte more, at any alignment.
 __attribute__((target("avx512f"))) void store_lanes(float *dst, const float *lanes, int64_t n) {

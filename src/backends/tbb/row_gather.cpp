@@ -88,7 +88,15 @@ struct slot_regs {
     int64_t first;
 };
 
-template <int K>
+// A whole vector to a 64-byte-aligned address: streamed past the caches
+// when STREAM (a full line, so it leaves as one write); else plain stores.
+template <bool STREAM>
+__attribute__((target("avx512f"), always_inline)) inline void store_lanes(float *p, __m512 v, int64_t n) {
+    if (STREAM && n == 16 && (reinterpret_cast<uintptr_t>(p) & 63u) == 0) _mm512_stream_ps(p, v);
+    else store_first(p, v, n);
+}
+
+template <int K, bool STREAM>
 __attribute__((target("avx512f"), always_inline)) inline void rows_k(const slot_regs *sl, const float *src,
         int64_t src_stride, float *out, int64_t out_stride, int64_t nrows, int64_t store) {
     for (int64_t r = 0; r < nrows; ++r) {
@@ -99,10 +107,11 @@ __attribute__((target("avx512f"), always_inline)) inline void rows_k(const slot_
             const __m512 b = _mm512_maskz_loadu_ps(sl[k].hi, row + sl[k].first + 16);
             acc = _mm512_mask3_fmadd_ps(_mm512_permutex2var_ps(a, sl[k].idx, b), sl[k].w, acc, sl[k].lanes);
         }
-        store_first(out + r * out_stride, acc, store);
+        store_lanes<STREAM>(out + r * out_stride, acc, store);
     }
 }
 
+template <bool STREAM>
 __attribute__((target("avx512f"))) void gather_rows_avx512(const row_gather_table &t, const kernels::axis_gather &g,
         const float *src, int64_t src_stride, float *out, int64_t out_stride, int64_t nrows) {
     const int64_t nblocks = int64_t(t.block_slots.size()) - 1;
@@ -126,18 +135,19 @@ __attribute__((target("avx512f"))) void gather_rows_avx512(const row_gather_tabl
         }
         float *o = out + 16 * b;
         switch (nk) { // a fixed tap count keeps the loop over rows in registers
-            case 1: rows_k<1>(sl, src, src_stride, o, out_stride, nrows, store); break;
-            case 2: rows_k<2>(sl, src, src_stride, o, out_stride, nrows, store); break;
-            case 3: rows_k<3>(sl, src, src_stride, o, out_stride, nrows, store); break;
-            case 4: rows_k<4>(sl, src, src_stride, o, out_stride, nrows, store); break;
-            case 5: rows_k<5>(sl, src, src_stride, o, out_stride, nrows, store); break;
-            case 6: rows_k<6>(sl, src, src_stride, o, out_stride, nrows, store); break;
-            case 7: rows_k<7>(sl, src, src_stride, o, out_stride, nrows, store); break;
-            case 8: rows_k<8>(sl, src, src_stride, o, out_stride, nrows, store); break;
+            case 1: rows_k<1, STREAM>(sl, src, src_stride, o, out_stride, nrows, store); break;
+            case 2: rows_k<2, STREAM>(sl, src, src_stride, o, out_stride, nrows, store); break;
+            case 3: rows_k<3, STREAM>(sl, src, src_stride, o, out_stride, nrows, store); break;
+            case 4: rows_k<4, STREAM>(sl, src, src_stride, o, out_stride, nrows, store); break;
+            case 5: rows_k<5, STREAM>(sl, src, src_stride, o, out_stride, nrows, store); break;
+            case 6: rows_k<6, STREAM>(sl, src, src_stride, o, out_stride, nrows, store); break;
+            case 7: rows_k<7, STREAM>(sl, src, src_stride, o, out_stride, nrows, store); break;
+            case 8: rows_k<8, STREAM>(sl, src, src_stride, o, out_stride, nrows, store); break;
             default: // no taps: zeros
-                for (int64_t r = 0; r < nrows; ++r) store_first(o + r * out_stride, _mm512_setzero_ps(), store);
+                for (int64_t r = 0; r < nrows; ++r) store_lanes<STREAM>(o + r * out_stride, _mm512_setzero_ps(), store);
         }
     }
+    if (STREAM) _mm_sfence(); // the streamed lines are visible before the task ends
 }
 
 bool has_avx512() {
@@ -147,11 +157,14 @@ bool has_avx512() {
 
 } // namespace
 
+bool gather_rows_streams(const row_gather_table &t) { return has_avx512() && !t.stride2; }
+
 void gather_rows(const row_gather_table &t, const kernels::axis_gather &g, const float *src, int64_t src_stride,
-        float *out, int64_t out_stride, int64_t nrows) {
+        float *out, int64_t out_stride, int64_t nrows, bool stream) {
     if (has_avx512() && t.stride2)
         return gather_rows_stride2(t, g, src, src_stride, out, out_stride, nrows, 0, int64_t(t.block_slots.size()) - 1);
-    if (has_avx512()) return gather_rows_avx512(t, g, src, src_stride, out, out_stride, nrows);
+    if (has_avx512() && stream) return gather_rows_avx512<true>(t, g, src, src_stride, out, out_stride, nrows);
+    if (has_avx512()) return gather_rows_avx512<false>(t, g, src, src_stride, out, out_stride, nrows);
     for (int64_t r = 0; r < nrows; ++r) gather_scalar(g, src + r * src_stride, out + r * out_stride, 0, g.in);
 }
 

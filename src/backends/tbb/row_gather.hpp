@@ -51,7 +51,10 @@ void gather_row(const row_gather_table &t, const kernels::axis_gather &g, const 
 // The same for nrows rows at once (row r of src at src + r * src_stride, of
 // out at out + r * out_stride, all inputs): a block's tap tables are loaded
 // into registers once and applied to every row.
+// stream (where gather_rows_streams(t)): whole vectors at 64-byte-aligned
+// addresses are written with non-temporal stores, then a store fence.
 void gather_rows(const row_gather_table &t, const kernels::axis_gather &g, const float *src, int64_t src_stride,
-        float *out, int64_t out_stride, int64_t nrows);
+        float *out, int64_t out_stride, int64_t nrows, bool stream = false);
+bool gather_rows_streams(const row_gather_table &t);
 
 } // namespace bpg::tbb_backend
