@@ -86,10 +86,9 @@ std::string make_interp_plan(const core::interpolate_bwd_problem &p, interp_plan
     else if (std::find(sym4.begin(), sym4.end(), 1) != sym4.end()) q.level0_batch = 4;
     q.fused_runs = q.vector_mode && nsp >= 2 && q.dt == data_type::f32
             && run_sum_gather_available(q.grouped[size_t(last)], q.run);
-    if (q.fused_runs && nsp == 2) {
-        q.level0_batch = 1;
-        q.prefetch_bytes0 = fused_runs_prefetch_bytes;
-    }
+    if (q.fused_runs && nsp == 2) q.level0_batch = 1;
+    if (q.vector_mode && nsp == 2 && q.dt == data_type::f32)
+        q.prefetch_bytes0 = q.fused_runs ? fused_runs_prefetch_bytes : prefetch_ahead_bytes;
     if (!q.vector_mode && nsp == 2 && q.dt == data_type::f32) q.prefetch_bytes0 = prefetch_ahead_bytes;
     if (q.dt == data_type::f32) {
         int64_t ds_plane = 1, dd_plane = 1;

@@ -237,6 +237,8 @@ template <typename T> struct task {
                     const int64_t i1 = std::min(ib, i + p.level0_batch);
                     if (p.nsp == 2 && i1 - i == 1 && fused_runs(a, i, {dd, p.dd_sp[0]}, ds + i * p.ds_sp[0], p.prefetch_bytes0))
                         continue;
+                    if (p.nsp == 2 && p.prefetch_bytes0 > 0)
+                        prefetch_rows_ahead(a, {dd, p.dd_sp[0]}, n, i, i1, p.prefetch_bytes0);
                     sum_rows(a, i, i1 - i, s.x.data(), {dd, p.dd_sp[0]}, n, s.acc[0].data(), n);
                     for (int64_t k = i; k < i1; ++k) level<1>(s.acc[0].data() + (k - i) * n, ds + k * p.ds_sp[0]);
                 }
