@@ -90,6 +90,8 @@ std::string make_interp_plan(const core::interpolate_bwd_problem &p, interp_plan
     if (q.vector_mode && nsp == 2 && q.dt == data_type::f32)
         q.prefetch_bytes0 = q.fused_runs ? fused_runs_prefetch_bytes : prefetch_ahead_bytes;
     if (!q.vector_mode && nsp == 2 && q.dt == data_type::f32) q.prefetch_bytes0 = prefetch_ahead_bytes;
+    if (nsp >= 3 && q.dt == data_type::f32 && q.slice_floats[0] * int64_t(sizeof(float)) >= column_prefetch_min_bytes)
+        q.column_prefetch_bytes = int64_t(2) << 10;
     if (q.dt == data_type::f32) {
         int64_t ds_plane = 1, dd_plane = 1;
         for (int k = 0; k < nsp; ++k) {

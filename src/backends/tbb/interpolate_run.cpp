@@ -239,7 +239,7 @@ template <typename T> struct task {
                         continue;
                     if (p.nsp == 2 && p.prefetch_bytes0 > 0)
                         prefetch_rows_ahead(a, {dd, p.dd_sp[0]}, n, i, i1, p.prefetch_bytes0);
-                    sum_rows(a, i, i1 - i, s.x.data(), {dd, p.dd_sp[0]}, n, s.acc[0].data(), n);
+                    sum_rows(a, i, i1 - i, s.x.data(), {dd, p.dd_sp[0]}, n, s.acc[0].data(), n, p.column_prefetch_bytes);
                     for (int64_t k = i; k < i1; ++k) level<1>(s.acc[0].data() + (k - i) * n, ds + k * p.ds_sp[0]);
                 }
                 return;

@@ -16,12 +16,12 @@ template <bool NT> __attribute__((target("avx512f"), always_inline)) inline void
 }
 
 // The rows of an input of a that the previous input did not read (those
-// stream from memory; the others are in cache): prefetched `ahead` floats
+// stream from memory; the others are in cache): prefetched `ahead` bytes
 // past the columns being summed, into L2.
 struct fresh_rows {
     const float *row[4];
     int n = 0;
-    int64_t ahead = 0;
+    int64_t ahead = 0; // bytes
 };
 
 // What one chunk of channels [c, c + 16 V) of one input of a needs: its
@@ -38,9 +38,11 @@ template <typename Rows> struct columns {
     }
     template <int V> __attribute__((target("avx512f"), always_inline)) inline void prefetch(int64_t x) const {
         if (fresh.ahead <= 0) return;
-        for (int r = 0; r < fresh.n; ++r)
+        for (int r = 0; r < fresh.n; ++r) // addresses only: a prefetch never faults
             for (int v = 0; v < V; ++v)
-                _mm_prefetch(reinterpret_cast<const char *>(fresh.row[r] + x * run + c + 16 * v + fresh.ahead), _MM_HINT_T1);
+                _mm_prefetch(reinterpret_cast<const char *>(reinterpret_cast<uintptr_t>(fresh.row[r] + x * run + c + 16 * v)
+                                     + uintptr_t(fresh.ahead)),
+                        _MM_HINT_T1);
     }
 };
 
@@ -185,7 +187,7 @@ __attribute__((target("avx512f"))) void sum_gather_runs(const grouped_axis &a, i
             seen = std::max(seen, a.output[size_t(t)]);
         for (int64_t t = a.begin[size_t(i)]; t < a.begin[size_t(i) + 1] && fresh.n < 4; ++t)
             if (a.output[size_t(t)] > seen) fresh.row[fresh.n++] = src.row(a.output[size_t(t)]);
-        fresh.ahead = prefetch_bytes / int64_t(sizeof(float));
+        fresh.ahead = prefetch_bytes;
     }
     tap_fold::visit(a, i, src, gather_runs {b, run, dst, dst_stride, nontemporal, fresh});
 }

@@ -72,7 +72,7 @@ __attribute__((target("avx512f"), always_inline)) inline void walk(const grouped
 // faster (12 interleaved runs); four vectors per walk on long rows made the
 // memory-bound NCX and NXC cases 10-20% slower.
 __attribute__((target("avx512f"))) void sum_sym4_columns(const grouped_axis &a, const row_source &src, int64_t n,
-        float *out, int64_t out_stride, int64_t i0, int64_t i1) {
+        float *out, int64_t out_stride, int64_t i0, int64_t i1, int64_t prefetch_bytes) {
     if (n <= 64 && n % 16 == 0) {
         switch (n / 16) {
             case 1: return walk<1, true>(a, src, n, 0, out, out_stride, i0, i1);
@@ -81,7 +81,14 @@ __attribute__((target("avx512f"))) void sum_sym4_columns(const grouped_axis &a, 
             case 4: return walk<4, true>(a, src, n, 0, out, out_stride, i0, i1);
         }
     }
-    for (int64_t j = 0; j < n; j += 16) walk<1, false>(a, src, n, j, out, out_stride, i0, i1);
+    for (int64_t j = 0; j < n; j += 16) {
+        if (prefetch_bytes > 0) // rows 2 i0 - 1 .. 2 i1 of the walk (addresses only: a prefetch never faults)
+            for (int64_t o = 2 * i0 - 1; o <= 2 * i1; ++o)
+                _mm_prefetch(reinterpret_cast<const char *>(
+                                     reinterpret_cast<uintptr_t>(src.row(o) + j) + uintptr_t(prefetch_bytes)),
+                        _MM_HINT_T1);
+        walk<1, false>(a, src, n, j, out, out_stride, i0, i1);
+    }
 }
 
 } // namespace bpg::tbb_backend

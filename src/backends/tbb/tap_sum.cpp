@@ -14,13 +14,13 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void sum_taps(float
 
 __attribute__((target_clones("avx512f", "avx2", "default"))) void sum_rows(const grouped_axis &a, int64_t ia,
         int64_t count, const float **x, const row_source &src,
-        int64_t n, float *out, int64_t out_stride) {
+        int64_t n, float *out, int64_t out_stride, int64_t prefetch_bytes) {
     static const bool columns = sym4_columns_available();
     for (int64_t i = ia; i < ia + count;) {
         int64_t e = i;
         while (columns && e < ia + count && a.sym4[size_t(e)]) ++e;
         if (e - i >= 2) { // a run: rows shared between neighbours are loaded once
-            sum_sym4_columns(a, src, n, out + (i - ia) * out_stride, out_stride, i, e);
+            sum_sym4_columns(a, src, n, out + (i - ia) * out_stride, out_stride, i, e, prefetch_bytes);
             i = e;
             continue;
         }

@@ -58,9 +58,11 @@ void prefetch_rows_ahead(const grouped_axis &a, const row_source &src, int64_t r
 
 // For inputs [i0, i1), every one sym4 (needs AVX-512: sym4_columns_available):
 // out[(i - i0) * out_stride + j] = the grouped sum over the rows of src, j < n.
+// prefetch_bytes > 0: each column step prefetches every row of the run that
+// far ahead into L2 (long rows streaming from memory, see sum_rows).
 bool sym4_columns_available();
 void sum_sym4_columns(const grouped_axis &a, const row_source &src, int64_t n, float *out, int64_t out_stride,
-        int64_t i0, int64_t i1);
+        int64_t i0, int64_t i1, int64_t prefetch_bytes = 0);
 
 // Input i's taps ready to sum: x[t] is the run tap t reads.
 struct tap_run {
@@ -166,8 +168,11 @@ BPG_ALWAYS_INLINE void sum_taps_inline(float *__restrict out, int64_t n, const t
 
 // Rows [ia, ia + count) of an axis: out[(i - ia) * out_stride + j] for j < n,
 // from the runs of src; x has room for every tap of the axis. Out of line
-// like sum_taps, one call per batch of rows.
+// like sum_taps, one call per batch of rows. prefetch_bytes: passed to
+// sum_sym4_columns, whose column walk reads ten rows of a batch of four
+// inputs at once: with rows of hundreds of KB streaming from memory the
+// hardware prefetchers do not keep ten streams ahead.
 void sum_rows(const grouped_axis &a, int64_t ia, int64_t count, const float **x, const row_source &src, int64_t n,
-        float *out, int64_t out_stride);
+        float *out, int64_t out_stride, int64_t prefetch_bytes = 0);
 
 } // namespace bpg::tbb_backend
