@@ -30,13 +30,21 @@ double run_stream(const bench_case &c, const buffers &b, bool nt) {
     return stream_reduce(c.dtype, dd, n, b.at(5).data(), n, nt);
 }
 
-backend_result run_backend(backend_kind k, const bench_case &c, const std::vector<partition> &parts, buffers &b,
-        const run_config &cfg) {
+// A backend compiled for a case: its result so far and, when it runs the case,
+// one execute of every partition.
+struct prepared_backend {
     backend_result r;
+    std::function<void()> run; // empty: n/a
+};
+
+prepared_backend prepare_backend(backend_kind k, const bench_case &c, const std::vector<partition> &parts,
+        buffers &b, const run_config &cfg) {
+    prepared_backend out;
+    backend_result &r = out.r;
     r.backend = k == backend_kind::auto_select ? "auto" : to_string(k);
     if (k == backend_kind::ref && cfg.ref_max_elements >= 0 && largest_tensor_elements(c) > cfg.ref_max_elements) {
         r.reason = "too large for ref; use --backend ref explicitly";
-        return r;
+        return out;
     }
     const engine eng;
     // Every partition in order (one, except for a graph run apart); a tensor
@@ -59,7 +67,7 @@ backend_result run_backend(backend_kind k, const bench_case &c, const std::vecto
             // a case it does not compute exactly): a result, not a failure.
             if (e.code() != status::unimplemented) throw;
             r.reason = e.what();
-            return r;
+            return out;
         }
         for (const logical_tensor &lt : c1.cp.get_outputs())
             if (!b.count(lt.get_id())) b.emplace(lt.get_id(), tools::host_buffer(lt));
@@ -68,27 +76,20 @@ backend_result run_backend(backend_kind k, const bench_case &c, const std::vecto
         r.ran_on += (r.ran_on.empty() ? "" : "+") + c1.cp.get_backend_name();
         runs.push_back(std::move(c1));
     }
-    const stream strm(eng);
-    r.t = summarize(sample_runs(cfg.warmup, cfg.repeat, [&] {
+    out.run = [runs = std::move(runs), strm = stream(eng)] {
         for (const compiled &c1 : runs) c1.cp.execute(strm, c1.ins, c1.outs);
-    }));
+    };
     r.ok = true;
-    return r;
+    return out;
+}
+
+double time_ms(const std::function<void()> &f) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
 } // namespace
-
-std::vector<double> sample_runs(int warmup, int repeat, const std::function<void()> &f) {
-    using clock = std::chrono::steady_clock;
-    for (int i = 0; i < warmup; ++i) f();
-    std::vector<double> ms;
-    for (int i = 0; i < repeat; ++i) {
-        const auto t0 = clock::now();
-        f();
-        ms.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
-    }
-    return ms;
-}
 
 timing summarize(std::vector<double> ms) {
     timing t;
@@ -121,21 +122,36 @@ case_result run_case(const bench_case &c, const run_config &cfg) {
     }
     for (const logical_tensor &lt : cg.outputs) b.emplace(lt.get_id(), tools::host_buffer(lt));
 
-    // The streaming kernel is timed with ordinary and with non-temporal
-    // stores, each before and after the backends, and summarised over both
-    // sets, so that a passing disturbance or a drift of the machine weighs on
-    // it as on the backends. The faster way of storing is the yardstick.
+    // Every backend is compiled first; then each round runs, for every
+    // backend, the streaming kernel (non-temporal stores, then ordinary ones,
+    // which leave the buffers in the cache as a backend's previous run would)
+    // and that backend once, each run timed on its own. Interleaved, a drift
+    // of the shared machine (up to 1.5x over seconds here) weighs on the
+    // yardstick and the backends alike, and each backend starts from the
+    // same cache state. The faster way of storing is the yardstick.
+    std::vector<prepared_backend> ready;
+    for (backend_kind k : cfg.backends) ready.push_back(prepare_backend(k, c, parts, b, cfg));
     double sum = 0;
-    std::vector<double> ms[2]; // [nontemporal]
-    const auto sample_stream = [&](int warmup) {
-        for (int nt = 0; nt < 2; ++nt) {
-            const std::vector<double> t = sample_runs(warmup, cfg.repeat, [&] { sum += run_stream(c, b, nt == 1); });
-            ms[nt].insert(ms[nt].end(), t.begin(), t.end());
+    const std::function<void()> stream_runs[2] = {[&] { sum += run_stream(c, b, false); },
+            [&] { sum += run_stream(c, b, true); }};
+    std::vector<double> ms[2];                              // [nontemporal]
+    std::vector<std::vector<double>> backend_ms(ready.size());
+    for (int round = 0; round < cfg.warmup + cfg.repeat; ++round) {
+        const bool timed = round >= cfg.warmup;
+        for (size_t k = 0; k < ready.size(); ++k) {
+            if (!ready[k].run) continue;
+            for (int nt = 1; nt >= 0; --nt) {
+                const double t = time_ms(stream_runs[nt]);
+                if (timed) ms[nt].push_back(t);
+            }
+            const double t = time_ms(ready[k].run);
+            if (timed) backend_ms[k].push_back(t);
         }
-    };
-    sample_stream(cfg.warmup);
-    for (backend_kind k : cfg.backends) res.results.push_back(run_backend(k, c, parts, b, cfg));
-    sample_stream(cfg.warmup > 0 ? 1 : 0);
+    }
+    for (size_t k = 0; k < ready.size(); ++k) {
+        if (ready[k].run) ready[k].r.t = summarize(backend_ms[k]);
+        res.results.push_back(ready[k].r);
+    }
     checksum_sink = checksum_sink + sum;
     res.stream_regular = summarize(ms[0]);
     res.stream_nontemporal = summarize(ms[1]);

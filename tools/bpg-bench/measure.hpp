@@ -16,9 +16,6 @@ struct timing {
     double median_ms = 0, min_ms = 0;
 };
 
-// `warmup` untimed calls, then `repeat` calls each timed with
-// std::chrono::steady_clock (milliseconds, in call order).
-std::vector<double> sample_runs(int warmup, int repeat, const std::function<void()> &f);
 // The median (mean of the two middle values for an even count) and minimum.
 timing summarize(std::vector<double> ms);
 
@@ -45,8 +42,8 @@ struct case_result {
     bench_case c;
     std::string description;
     int64_t bytes = 0;
-    // The streaming kernel with each way of storing (`repeat` runs before the
-    // backends and `repeat` after, stream_runs in all), and the faster one.
+    // The streaming kernel with each way of storing (`repeat` runs before
+    // each backend's runs, one by one: stream_runs in all), and the faster one.
     timing stream_regular, stream_nontemporal, stream;
     bool stream_stores_nontemporal = false;
     int stream_runs = 0;

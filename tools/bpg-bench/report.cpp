@@ -87,11 +87,11 @@ void table_printer::header(const machine_info &m, const run_config &cfg) {
             version_string().c_str(), m.cpu.c_str(), m.cores, m.threads, m.date.c_str(),
             m.omp_wait_policy.empty() ? "(unset)" : m.omp_wait_policy.c_str());
     std::fprintf(out_,
-            "median and min of %d runs after %d warm-up runs (stream: %d before the backends and %d after, with ordinary "
-            "and with non-temporal stores (stream:nt), the faster shown); "
+            "median and min of %d runs after %d warm-up runs, interleaved: each round runs, for every backend, the "
+            "streaming kernel with non-temporal (stream:nt) and ordinary stores (the faster shown), then the backend; "
             "GB/s = bytes moved / median;\nx stream = median / streaming kernel's median; "
             "x dnnl = median / dnnl's median\n\n",
-            cfg.repeat, cfg.warmup, cfg.repeat, cfg.repeat);
+            cfg.repeat, cfg.warmup);
     std::fprintf(out_, "%-*s  %-9s %10s %10s %8s %9s %8s\n", width_, "case", "backend", "median ms", "min ms",
             "GB/s", "x stream", "x dnnl");
     std::fflush(out_);
