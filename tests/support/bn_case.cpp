@@ -19,7 +19,8 @@ std::string text(const dims &d) {
 std::string bn_case::name() const {
     return text(shape) + " stats " + text(stat_shape) + (nxc ? " NXC" : " NCX") + (data_strides.empty() ? "" : " strided")
             + " " + to_string(dt) + "/" + to_string(stat_dt) + (global_stats ? " global" : "") + (gamma ? "" : " no-gamma")
-            + (three_outputs ? "" : " 1-output") + (relu >= 0 ? " relu->" + std::to_string(relu) : "");
+            + (three_outputs ? "" : " 1-output") + (relu >= 0 ? " relu->" + std::to_string(relu) : "")
+            + (misaligned ? " misaligned" : "");
 }
 
 std::map<size_t, std::vector<float>> bn_inputs(const bn_case &c, uint32_t seed) {
@@ -72,8 +73,9 @@ std::map<size_t, std::vector<float>> run_bn(const bn_case &c, backend_kind b, co
     std::map<size_t, std::vector<char>> buf;
     auto buffer_of = [&](const logical_tensor &lt) -> void * {
         auto &v = buf[lt.get_id()];
-        if (v.empty()) v.resize(lt.get_mem_size() + 8);
-        return v.data();
+        if (v.empty()) v.resize(lt.get_mem_size() + 72);
+        const uintptr_t at = reinterpret_cast<uintptr_t>(v.data());
+        return v.data() + ((64 - at % 64) % 64 + (c.misaligned ? 4 : 0));
     };
     // Graph inputs from `in`.
     for (auto &[id, values] : in) {
@@ -104,7 +106,7 @@ std::map<size_t, std::vector<float>> run_bn(const bn_case &c, backend_kind b, co
     for (const logical_tensor &lt : bn_out) {
         if (lt.get_id() == 5 && !read_diff_src) continue;
         std::vector<float> v;
-        const void *p = buf.at(lt.get_id()).data();
+        const void *p = buffer_of(lt);
         core::for_each_index(lt.get_dims(), lt.get_strides(),
                 [&](const dims &, int64_t off) { v.push_back(float(core::load_as_double(p, lt.get_data_type(), off))); });
         out[lt.get_id()] = v;

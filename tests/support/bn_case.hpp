@@ -20,6 +20,7 @@ struct bn_case {
     float epsilon = 1e-3f;
     bool global_stats = false, gamma = true, three_outputs = true;
     int relu = -1;                    // -1 none; 0 or 1: ReLUBackprop feeds that BN input
+    bool misaligned = false;          // buffers start 4 bytes past a 64-byte boundary (else on one)
     std::string name() const;
 };
 

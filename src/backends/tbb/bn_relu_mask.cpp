@@ -37,7 +37,7 @@ __attribute__((target("avx512f"), always_inline)) inline void sums_nb(const floa
     }
 }
 
-template <int NB>
+template <int NB, bool STREAM>
 __attribute__((target("avx512f"), always_inline)) inline void update_nb(const uint16_t *mask, const float *g,
         const float *src, const float *ak, const float *c2, const float *c0, const float *mm, int64_t a0, int64_t a1,
         float *out, int64_t out_row0) {
@@ -56,8 +56,10 @@ __attribute__((target("avx512f"), always_inline)) inline void update_nb(const ui
             const __m512 r = _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(A[b], ge),
                                                    _mm512_mul_ps(C2[b], _mm512_sub_ps(_mm512_loadu_ps(src + at), M[b]))),
                     C0[b]);
-            _mm512_storeu_ps(out + (a - out_row0) * K + 16 * b, r);
+            if (STREAM) _mm512_stream_ps(out + (a - out_row0) * K + 16 * b, r);
+            else _mm512_storeu_ps(out + (a - out_row0) * K + 16 * b, r);
         }
+    if (STREAM) _mm_sfence(); // the streamed lines are visible before the task ends
 }
 
 } // namespace
@@ -74,12 +76,18 @@ __attribute__((target("avx512f"))) void relu_mask_sums(const float *x, const flo
 
 __attribute__((target("avx512f"))) void relu_mask_update(const uint16_t *mask, const float *g, const float *src,
         const float *ak, const float *c2, const float *c0, const float *m, int64_t K, int64_t a0, int64_t a1, float *out,
-        int64_t out_row0) {
+        int64_t out_row0, bool stream) {
+    if (stream) switch (K / 16) {
+            case 1: return update_nb<1, true>(mask, g, src, ak, c2, c0, m, a0, a1, out, out_row0);
+            case 2: return update_nb<2, true>(mask, g, src, ak, c2, c0, m, a0, a1, out, out_row0);
+            case 3: return update_nb<3, true>(mask, g, src, ak, c2, c0, m, a0, a1, out, out_row0);
+            default: return update_nb<4, true>(mask, g, src, ak, c2, c0, m, a0, a1, out, out_row0);
+        }
     switch (K / 16) {
-        case 1: return update_nb<1>(mask, g, src, ak, c2, c0, m, a0, a1, out, out_row0);
-        case 2: return update_nb<2>(mask, g, src, ak, c2, c0, m, a0, a1, out, out_row0);
-        case 3: return update_nb<3>(mask, g, src, ak, c2, c0, m, a0, a1, out, out_row0);
-        default: return update_nb<4>(mask, g, src, ak, c2, c0, m, a0, a1, out, out_row0);
+        case 1: return update_nb<1, false>(mask, g, src, ak, c2, c0, m, a0, a1, out, out_row0);
+        case 2: return update_nb<2, false>(mask, g, src, ak, c2, c0, m, a0, a1, out, out_row0);
+        case 3: return update_nb<3, false>(mask, g, src, ak, c2, c0, m, a0, a1, out, out_row0);
+        default: return update_nb<4, false>(mask, g, src, ak, c2, c0, m, a0, a1, out, out_row0);
     }
 }
 

@@ -17,8 +17,11 @@ bool relu_mask_available();
 void relu_mask_sums(const float *x, const float *g, const float *src, const float *mean, int64_t K, int64_t a0,
         int64_t a1, uint16_t *mask, float *s1, float *s2);
 
-// Rows [a0, a1): out[a*K + k] = ak*g_eff + c2*(src - m) + c0, g_eff from the bits.
+// Rows [a0, a1): out[(a - out_row0)*K + k] = ak*g_eff + c2*(src - m) + c0,
+// g_eff from the bits. stream (out 64-byte aligned): non-temporal stores,
+// then a store fence.
 void relu_mask_update(const uint16_t *mask, const float *g, const float *src, const float *ak, const float *c2,
-        const float *c0, const float *m, int64_t K, int64_t a0, int64_t a1, float *out, int64_t out_row0);
+        const float *c0, const float *m, int64_t K, int64_t a0, int64_t a1, float *out, int64_t out_row0,
+        bool stream = false);
 
 } // namespace bpg::tbb_backend

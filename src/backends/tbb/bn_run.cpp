@@ -1,6 +1,7 @@
 // Execution of a bn_plan (see bn_plan.hpp). Per-channel math in double from
 // kernels/bn_math.hpp; the streaming loops in f32, compiled per instruction set.
 #include <cmath>
+#include <immintrin.h>
 #include <memory>
 #include <vector>
 
@@ -151,6 +152,56 @@ BPG_ALWAYS_INLINE void sums_vector_blocked(const bn_plan &p, const data &d, cons
     }
 }
 
+// use_global_stats, f32, K = 16 * NB channels, diff_src rows one after
+// another from a 64-byte-aligned start (AVX-512): chunk c's sums as
+// sums_vector_blocked and diff_src = a * diff_dst (the generic loop's
+// arithmetic) streamed straight from the registers with non-temporal stores
+// (NXC f32 use_global_stats 1.32 -> 0.85 x stream, 7 interleaved runs).
+// False (nothing done) when the start is not aligned or there is no AVX-512.
+template <bn_fusion F, int NB>
+__attribute__((target("avx512f"))) void global_sums_streamed_nb(const bn_plan &p, const data &d, const float *mean,
+        const coeffs &cf, double *partial, int64_t c) {
+    const reader<float, F> rd(d);
+    lanes16 v1[NB] = {}, v2[NB] = {}, mv[NB], ak[NB];
+    __builtin_memcpy(mv, mean, sizeof mv);
+    __builtin_memcpy(ak, cf.a.data(), sizeof ak);
+    const int64_t a1 = std::min(p.A, (c + 1) * vector_chunk);
+    for (int64_t a = c * vector_chunk; a < a1; ++a) {
+        const int64_t s0 = a * p.src.a, d0 = a * p.dd.a, x0 = a * p.relu_in.a;
+        float *out = static_cast<float *>(d.ds) + a * p.K;
+        for (int nb = 0; nb < NB; ++nb) {
+            lanes16 g, x;
+            load_block(rd, d0 + 16 * nb, s0 + 16 * nb, x0 + 16 * nb, g, x);
+            v1[nb] += g;
+            v2[nb] += g * (x - mv[nb]);
+            _mm512_stream_ps(out + 16 * nb, __m512(ak[nb] * g));
+        }
+    }
+    _mm_sfence(); // the streamed lines are visible before the task ends
+    float s1[NB * lanes], s2[NB * lanes];
+    __builtin_memcpy(s1, v1, sizeof s1);
+    __builtin_memcpy(s2, v2, sizeof s2);
+    for (int64_t k = 0; k < p.K; ++k) {
+        partial[2 * (c * p.K + k)] = s1[k];
+        partial[2 * (c * p.K + k) + 1] = s2[k];
+    }
+}
+
+template <bn_fusion F>
+bool global_sums_streamed(const bn_plan &p, const data &d, const float *mean, const coeffs &cf, double *partial,
+        int64_t c) {
+    static const bool avx512 = __builtin_cpu_supports("avx512f");
+    if (!avx512 || reinterpret_cast<uintptr_t>(static_cast<float *>(d.ds) + c * vector_chunk * p.K) % 64 != 0)
+        return false;
+    switch (p.K / lanes) {
+        case 1: global_sums_streamed_nb<F, 1>(p, d, mean, cf, partial, c); break;
+        case 2: global_sums_streamed_nb<F, 2>(p, d, mean, cf, partial, c); break;
+        case 3: global_sums_streamed_nb<F, 3>(p, d, mean, cf, partial, c); break;
+        default: global_sums_streamed_nb<F, 4>(p, d, mean, cf, partial, c); break;
+    }
+    return true;
+}
+
 // Pass 1, vector: chunk c of rows, each row K contiguous channels (global:
 // as in sums_planar).
 template <typename T, bn_fusion F>
@@ -183,6 +234,10 @@ BPG_ALWAYS_INLINE void sums_vector(const bn_plan &p, const data &d, const float 
     std::unique_ptr<float[]> acc(new float[size_t(2 * p.K)]);
     float *s1 = acc.get(), *s2 = acc.get() + p.K;
     for (int64_t c = c0; c < c1; ++c) {
+        if constexpr (std::is_same_v<T, float>)
+            if (global && d.nontemporal && p.ds.a == p.K && p.K % lanes == 0 && p.K > 0 && p.K <= 4 * lanes
+                    && global_sums_streamed<F>(p, d, mean, *global, partial, c))
+                continue;
         for (int64_t k = 0; k < 2 * p.K; ++k) acc[size_t(k)] = 0.f;
         const int64_t a0 = c * vector_chunk, a1 = std::min(p.A, (c + 1) * vector_chunk);
         // Global stats write diff_src rows here; staged as one run when they
@@ -228,6 +283,15 @@ BPG_ALWAYS_INLINE void update_row(const bn_plan &p, const data &d, const coeffs 
     o.finish();
 }
 
+// diff_src of 16 channels from their pass-2 coefficients: the arithmetic of
+// the generic loop in update(), for the blocked loops.
+// (By reference and in place: a 64-byte vector by value changes the ABI
+// between the instruction sets this file is compiled for.)
+BPG_ALWAYS_INLINE void update_lanes(lanes16 &r, const lanes16 &ak, const lanes16 &g, const lanes16 &c2, const lanes16 &x,
+        const lanes16 &m, const lanes16 &c0) {
+    r = ak * g + c2 * (x - m) + c0;
+}
+
 // Pass 2, vector, K = 16 * NB channels (NB <= 4): the same arithmetic as
 // the generic loop in update(), with the coefficients held in registers.
 template <typename T, bn_fusion F, int NB, typename Out>
@@ -245,11 +309,52 @@ BPG_ALWAYS_INLINE void update_rows_blocked(const bn_plan &p, const reader<T, F> 
             float rb[lanes];
             lanes16 g, x;
             load_block(rd, d0 + 16 * nb, s0 + 16 * nb, x0 + 16 * nb, g, x);
-            const lanes16 r = ak[nb] * g + c2[nb] * (x - m[nb]) + c0[nb];
+            lanes16 r;
+            update_lanes(r, ak[nb], g, c2[nb], x, m[nb], c0[nb]);
             __builtin_memcpy(rb, &r, sizeof rb);
             for (int l = 0; l < lanes; ++l) out[16 * nb + l] = from_f32<T>(rb[l]);
         }
     }
+}
+
+// The same for f32 rows of diff_src one after another from a 64-byte-aligned
+// start (AVX-512): each vector goes out with a non-temporal store straight
+// from its register instead of through a staged run (2x NXC f32 training:
+// see update()).
+template <bn_fusion F, int NB>
+__attribute__((target("avx512f"))) void update_rows_streamed(const bn_plan &p, const data &d, const coeffs &cf,
+        int64_t a0, int64_t a1) {
+    const reader<float, F> rd(d);
+    lanes16 ak[NB], c2[NB], c0[NB], m[NB];
+    __builtin_memcpy(ak, cf.a.data(), sizeof ak);
+    __builtin_memcpy(c2, cf.c2.data(), sizeof c2);
+    __builtin_memcpy(c0, cf.c0.data(), sizeof c0);
+    __builtin_memcpy(m, cf.mean.data(), sizeof m);
+    for (int64_t a = a0; a < a1; ++a) {
+        const int64_t s0 = a * p.src.a, d0 = a * p.dd.a, x0 = a * p.relu_in.a;
+        float *out = static_cast<float *>(d.ds) + a * p.K;
+        for (int nb = 0; nb < NB; ++nb) {
+            lanes16 g, x;
+            load_block(rd, d0 + 16 * nb, s0 + 16 * nb, x0 + 16 * nb, g, x);
+            lanes16 r;
+            update_lanes(r, ak[nb], g, c2[nb], x, m[nb], c0[nb]);
+            _mm512_stream_ps(out + 16 * nb, __m512(r));
+        }
+    }
+    _mm_sfence(); // the streamed lines are visible before the task ends
+}
+
+template <bn_fusion F>
+bool update_streamed(const bn_plan &p, const data &d, const coeffs &cf, int64_t a0, int64_t a1) {
+    static const bool avx512 = __builtin_cpu_supports("avx512f");
+    if (!avx512 || reinterpret_cast<uintptr_t>(static_cast<float *>(d.ds) + a0 * p.K) % 64 != 0) return false;
+    switch (p.K / lanes) {
+        case 1: update_rows_streamed<F, 1>(p, d, cf, a0, a1); break;
+        case 2: update_rows_streamed<F, 2>(p, d, cf, a0, a1); break;
+        case 3: update_rows_streamed<F, 3>(p, d, cf, a0, a1); break;
+        default: update_rows_streamed<F, 4>(p, d, cf, a0, a1); break;
+    }
+    return true;
 }
 
 // Pass 2 on rows [r0, r1): planar rows (a, k) or vector rows a.
@@ -263,7 +368,23 @@ BPG_ALWAYS_INLINE void update(const bn_plan &p, const data &d, const coeffs &cf,
     }
     const float *ak = cf.a.data(), *c2 = cf.c2.data(), *c0 = cf.c0.data(), *m = cf.mean.data();
     // Rows that follow each other in memory are written as one staged run
-    // (of at most ~64 KB) when non-temporal.
+    // (of at most ~64 KB) when non-temporal; f32 rows of whole vectors from a
+    // 64-byte-aligned start are streamed straight from the registers instead
+    // (NXC f32 training 1.14 -> 0.98 x stream, with a ReLU fused into
+    // diff_dst 1.25 -> 1.19, 7-9 interleaved runs).
+    const bool blocked = !global && p.K % lanes == 0 && p.K > 0 && p.K <= 4 * lanes;
+    if constexpr (std::is_same_v<T, float>) {
+        float *first = static_cast<float *>(d.ds) + r0 * p.K;
+        const bool stream = blocked && d.nontemporal && p.ds.a == p.K && reinterpret_cast<uintptr_t>(first) % 64 == 0
+;
+        if constexpr (F == bn_fusion::relu_into_dd)
+            if (stream && d.relu_mask) { // (the mask exists with AVX-512 only)
+                relu_mask_update(d.relu_mask, static_cast<const float *>(d.relu_dd), static_cast<const float *>(d.src), ak,
+                        c2, c0, m, p.K, r0, r1, first, r0, true);
+                return;
+            }
+        if (stream && !(F == bn_fusion::relu_into_dd && d.relu_mask) && update_streamed<F>(p, d, cf, r0, r1)) return;
+    }
     const bool run_rows = d.nontemporal && p.ds.a == p.K;
     const int64_t group = run_rows ? std::max<int64_t>(1, 16384 / std::max<int64_t>(p.K, 1)) : 1;
     for (int64_t g0 = r0; g0 < r1; g0 += group) {
@@ -280,7 +401,7 @@ BPG_ALWAYS_INLINE void update(const bn_plan &p, const data &d, const coeffs &cf,
                 done = true;
             }
         if (done) {
-        } else if (!global && p.K % lanes == 0 && p.K > 0 && p.K <= 4 * lanes) {
+        } else if (blocked) {
             switch (p.K / lanes) { // coefficients in registers for the whole group
                 case 1: update_rows_blocked<T, F, 1>(p, rd, cf, g0, g1, out_row); break;
                 case 2: update_rows_blocked<T, F, 2>(p, rd, cf, g0, g1, out_row); break;
