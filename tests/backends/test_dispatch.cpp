@@ -6,6 +6,7 @@
 
 #include "backends/backend.hpp"
 #include "support/expect_error.hpp"
+#include "support/problem_builders.hpp"
 
 namespace bpg::backends {
 namespace {
@@ -62,6 +63,41 @@ TEST(Dispatch, ForcedBackendsAndTheEnvironment) {
     EXPECT_EQ(&choose_backend(pattern("c"), backend_kind::tbb, "ref", order), &tbb);
     test::expect_error([&] { choose_backend(pattern("c"), backend_kind::auto_select, "fast", order); },
             status::invalid_argument, {"BPG_BACKEND=fast"});
+}
+
+// The one exception of the rule: BN training on channels-last bf16 data
+// tries dnnl first (measured faster there); f32, NCX, use_global_stats and
+// other ops keep tbb first, and tbb still runs it when dnnl cannot.
+TEST(Dispatch, DnnlFirstForChannelsLastBf16BatchNormTraining) {
+    const auto bn = [](data_type dt, test::layout fmt, bool global) {
+        test::bn_spec s;
+        s.src_shape = fmt == test::layout::nxc ? dims {2, 5, 5, 16} : dims {2, 16, 5, 5};
+        s.stat_shape = {16};
+        s.fmt = fmt;
+        s.dt = dt;
+        s.use_global_stats = global;
+        partition_problem p;
+        p.pattern = "bn_bwd";
+        p.ops.push_back(test::make_bn_problem(s));
+        return p;
+    };
+    const fake tbb(backend_kind::tbb, ""), dnnl(backend_kind::dnnl, ""), ref(backend_kind::ref, "");
+    const std::vector<const backend *> order {&tbb, &dnnl, &ref};
+    std::string why;
+    const partition_problem nxc_bf16 = bn(data_type::bf16, test::layout::nxc, false);
+    EXPECT_TRUE(dnnl_leads(nxc_bf16));
+    EXPECT_EQ(&choose_backend(nxc_bf16, backend_kind::auto_select, nullptr, order, &why), &dnnl);
+    EXPECT_NE(why.find("dispatch rule (dnnl, tbb, ref: channels-last bf16 BN training)"), std::string::npos) << why;
+    for (const partition_problem &p : {bn(data_type::f32, test::layout::nxc, false),
+                 bn(data_type::bf16, test::layout::ncx, false), bn(data_type::bf16, test::layout::nxc, true)}) {
+        EXPECT_FALSE(dnnl_leads(p));
+        EXPECT_EQ(&choose_backend(p, backend_kind::auto_select, nullptr, order), &tbb);
+    }
+    const fake dnnl_no(backend_kind::dnnl, "bn_bwd");
+    EXPECT_EQ(&choose_backend(nxc_bf16, backend_kind::auto_select, nullptr, {&tbb, &dnnl_no, &ref}, &why), &tbb);
+    EXPECT_NE(why.find("passed over dnnl: refuses bn_bwd"), std::string::npos) << why;
+    // Forcing a backend is not affected.
+    EXPECT_EQ(&choose_backend(nxc_bf16, backend_kind::tbb, nullptr, order), &tbb);
 }
 
 TEST(Dispatch, RegistryOrderIsTbbDnnlRef) {
