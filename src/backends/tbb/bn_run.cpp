@@ -125,31 +125,41 @@ BPG_ALWAYS_INLINE void load_block(const reader<T, F> &rd, int64_t d, int64_t s, 
     __builtin_memcpy(&x, xb, sizeof x);
 }
 
-// Pass 1, vector, K = 16 * NB channels (NB <= 4): all sums of a row in
-// registers for a whole chunk of rows, each channel summed in row order as
-// in the generic loop below (same bits).
+// Pass 1, vector, K = 16 * NB channels (NB <= 4): the sums of chunk c's
+// rows in registers, each channel summed in row order as in the generic loop
+// of sums_vector (same bits); add() also gives the row's diff_dst lanes.
+template <int NB> struct sums_block {
+    lanes16 v1[NB] = {}, v2[NB] = {}, mv[NB];
+    explicit sums_block(const float *mean) { __builtin_memcpy(mv, mean, sizeof mv); }
+    template <typename T, bn_fusion F>
+    BPG_ALWAYS_INLINE void add(const bn_plan &p, const reader<T, F> &rd, int64_t a, int nb, lanes16 &g) {
+        lanes16 x;
+        load_block(rd, a * p.dd.a + 16 * nb, a * p.src.a + 16 * nb, a * p.relu_in.a + 16 * nb, g, x);
+        v1[nb] += g;
+        v2[nb] += g * (x - mv[nb]);
+    }
+    BPG_ALWAYS_INLINE void store(const bn_plan &p, int64_t c, double *partial) const {
+        float s1[NB * lanes], s2[NB * lanes];
+        __builtin_memcpy(s1, v1, sizeof s1);
+        __builtin_memcpy(s2, v2, sizeof s2);
+        for (int64_t k = 0; k < p.K; ++k) {
+            partial[2 * (c * p.K + k)] = s1[k];
+            partial[2 * (c * p.K + k) + 1] = s2[k];
+        }
+    }
+};
+
 template <typename T, bn_fusion F, int NB>
 BPG_ALWAYS_INLINE void sums_vector_blocked(const bn_plan &p, const data &d, const float *mean, double *partial, int64_t c) {
     const reader<T, F> rd(d);
-    lanes16 v1[NB] = {}, v2[NB] = {}, mv[NB];
-    __builtin_memcpy(mv, mean, sizeof mv);
+    sums_block<NB> sb(mean);
     const int64_t a1 = std::min(p.A, (c + 1) * vector_chunk);
-    for (int64_t a = c * vector_chunk; a < a1; ++a) {
-        const int64_t s0 = a * p.src.a, d0 = a * p.dd.a, x0 = a * p.relu_in.a;
+    for (int64_t a = c * vector_chunk; a < a1; ++a)
         for (int nb = 0; nb < NB; ++nb) {
-            lanes16 g, x;
-            load_block(rd, d0 + 16 * nb, s0 + 16 * nb, x0 + 16 * nb, g, x);
-            v1[nb] += g;
-            v2[nb] += g * (x - mv[nb]);
+            lanes16 g;
+            sb.add(p, rd, a, nb, g);
         }
-    }
-    float s1[NB * lanes], s2[NB * lanes];
-    __builtin_memcpy(s1, v1, sizeof s1);
-    __builtin_memcpy(s2, v2, sizeof s2);
-    for (int64_t k = 0; k < p.K; ++k) {
-        partial[2 * (c * p.K + k)] = s1[k];
-        partial[2 * (c * p.K + k) + 1] = s2[k];
-    }
+    sb.store(p, c, partial);
 }
 
 // use_global_stats, f32, K = 16 * NB channels, diff_src rows one after
@@ -157,36 +167,27 @@ BPG_ALWAYS_INLINE void sums_vector_blocked(const bn_plan &p, const data &d, cons
 // sums_vector_blocked and diff_src = a * diff_dst (the generic loop's
 // arithmetic) streamed straight from the registers with non-temporal stores
 // (NXC f32 use_global_stats 1.32 -> 0.85 x stream, 7 interleaved runs).
-// False (nothing done) when the start is not aligned or there is no AVX-512.
 template <bn_fusion F, int NB>
 __attribute__((target("avx512f"))) void global_sums_streamed_nb(const bn_plan &p, const data &d, const float *mean,
         const coeffs &cf, double *partial, int64_t c) {
     const reader<float, F> rd(d);
-    lanes16 v1[NB] = {}, v2[NB] = {}, mv[NB], ak[NB];
-    __builtin_memcpy(mv, mean, sizeof mv);
+    sums_block<NB> sb(mean);
+    lanes16 ak[NB];
     __builtin_memcpy(ak, cf.a.data(), sizeof ak);
     const int64_t a1 = std::min(p.A, (c + 1) * vector_chunk);
     for (int64_t a = c * vector_chunk; a < a1; ++a) {
-        const int64_t s0 = a * p.src.a, d0 = a * p.dd.a, x0 = a * p.relu_in.a;
         float *out = static_cast<float *>(d.ds) + a * p.K;
         for (int nb = 0; nb < NB; ++nb) {
-            lanes16 g, x;
-            load_block(rd, d0 + 16 * nb, s0 + 16 * nb, x0 + 16 * nb, g, x);
-            v1[nb] += g;
-            v2[nb] += g * (x - mv[nb]);
+            lanes16 g;
+            sb.add(p, rd, a, nb, g);
             _mm512_stream_ps(out + 16 * nb, __m512(ak[nb] * g));
         }
     }
     _mm_sfence(); // the streamed lines are visible before the task ends
-    float s1[NB * lanes], s2[NB * lanes];
-    __builtin_memcpy(s1, v1, sizeof s1);
-    __builtin_memcpy(s2, v2, sizeof s2);
-    for (int64_t k = 0; k < p.K; ++k) {
-        partial[2 * (c * p.K + k)] = s1[k];
-        partial[2 * (c * p.K + k) + 1] = s2[k];
-    }
+    sb.store(p, c, partial);
 }
 
+// False (nothing done) when the start is not aligned or there is no AVX-512.
 template <bn_fusion F>
 bool global_sums_streamed(const bn_plan &p, const data &d, const float *mean, const coeffs &cf, double *partial,
         int64_t c) {
@@ -283,34 +284,37 @@ BPG_ALWAYS_INLINE void update_row(const bn_plan &p, const data &d, const coeffs 
     o.finish();
 }
 
-// diff_src of 16 channels from their pass-2 coefficients: the arithmetic of
-// the generic loop in update(), for the blocked loops.
-// (By reference and in place: a 64-byte vector by value changes the ABI
-// between the instruction sets this file is compiled for.)
-BPG_ALWAYS_INLINE void update_lanes(lanes16 &r, const lanes16 &ak, const lanes16 &g, const lanes16 &c2, const lanes16 &x,
-        const lanes16 &m, const lanes16 &c0) {
-    r = ak * g + c2 * (x - m) + c0;
-}
+// Pass 2, vector, K = 16 * NB channels (NB <= 4): the coefficients in
+// registers, and diff_src of row a's channels [16 nb, 16 nb + 16) with the
+// arithmetic of the generic loop in update().
+template <int NB> struct update_block {
+    lanes16 ak[NB], c2[NB], c0[NB], m[NB];
+    explicit update_block(const coeffs &cf) {
+        __builtin_memcpy(ak, cf.a.data(), sizeof ak);
+        __builtin_memcpy(c2, cf.c2.data(), sizeof c2);
+        __builtin_memcpy(c0, cf.c0.data(), sizeof c0);
+        __builtin_memcpy(m, cf.mean.data(), sizeof m);
+    }
+    // (r by reference: a 64-byte vector by value changes the ABI between the
+    // instruction sets this file is compiled for.)
+    template <typename T, bn_fusion F>
+    BPG_ALWAYS_INLINE void lanes(const bn_plan &p, const reader<T, F> &rd, int64_t a, int nb, lanes16 &r) const {
+        lanes16 g, x;
+        load_block(rd, a * p.dd.a + 16 * nb, a * p.src.a + 16 * nb, a * p.relu_in.a + 16 * nb, g, x);
+        r = ak[nb] * g + c2[nb] * (x - m[nb]) + c0[nb];
+    }
+};
 
-// Pass 2, vector, K = 16 * NB channels (NB <= 4): the same arithmetic as
-// the generic loop in update(), with the coefficients held in registers.
 template <typename T, bn_fusion F, int NB, typename Out>
 BPG_ALWAYS_INLINE void update_rows_blocked(const bn_plan &p, const reader<T, F> &rd, const coeffs &cf, int64_t a0, int64_t a1,
         Out &&out_row) {
-    lanes16 ak[NB], c2[NB], c0[NB], m[NB];
-    __builtin_memcpy(ak, cf.a.data(), sizeof ak);
-    __builtin_memcpy(c2, cf.c2.data(), sizeof c2);
-    __builtin_memcpy(c0, cf.c0.data(), sizeof c0);
-    __builtin_memcpy(m, cf.mean.data(), sizeof m);
+    const update_block<NB> ub(cf);
     for (int64_t a = a0; a < a1; ++a) {
-        const int64_t s0 = a * p.src.a, d0 = a * p.dd.a, x0 = a * p.relu_in.a;
         T *out = out_row(a);
         for (int nb = 0; nb < NB; ++nb) {
             float rb[lanes];
-            lanes16 g, x;
-            load_block(rd, d0 + 16 * nb, s0 + 16 * nb, x0 + 16 * nb, g, x);
             lanes16 r;
-            update_lanes(r, ak[nb], g, c2[nb], x, m[nb], c0[nb]);
+            ub.lanes(p, rd, a, nb, r);
             __builtin_memcpy(rb, &r, sizeof rb);
             for (int l = 0; l < lanes; ++l) out[16 * nb + l] = from_f32<T>(rb[l]);
         }
@@ -319,25 +323,17 @@ BPG_ALWAYS_INLINE void update_rows_blocked(const bn_plan &p, const reader<T, F> 
 
 // The same for f32 rows of diff_src one after another from a 64-byte-aligned
 // start (AVX-512): each vector goes out with a non-temporal store straight
-// from its register instead of through a staged run (2x NXC f32 training:
-// see update()).
+// from its register instead of through a staged run (see update()).
 template <bn_fusion F, int NB>
 __attribute__((target("avx512f"))) void update_rows_streamed(const bn_plan &p, const data &d, const coeffs &cf,
         int64_t a0, int64_t a1) {
     const reader<float, F> rd(d);
-    lanes16 ak[NB], c2[NB], c0[NB], m[NB];
-    __builtin_memcpy(ak, cf.a.data(), sizeof ak);
-    __builtin_memcpy(c2, cf.c2.data(), sizeof c2);
-    __builtin_memcpy(c0, cf.c0.data(), sizeof c0);
-    __builtin_memcpy(m, cf.mean.data(), sizeof m);
+    const update_block<NB> ub(cf);
     for (int64_t a = a0; a < a1; ++a) {
-        const int64_t s0 = a * p.src.a, d0 = a * p.dd.a, x0 = a * p.relu_in.a;
         float *out = static_cast<float *>(d.ds) + a * p.K;
         for (int nb = 0; nb < NB; ++nb) {
-            lanes16 g, x;
-            load_block(rd, d0 + 16 * nb, s0 + 16 * nb, x0 + 16 * nb, g, x);
             lanes16 r;
-            update_lanes(r, ak[nb], g, c2[nb], x, m[nb], c0[nb]);
+            ub.lanes(p, rd, a, nb, r);
             _mm512_stream_ps(out + 16 * nb, __m512(r));
         }
     }
