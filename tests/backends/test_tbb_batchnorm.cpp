@@ -204,19 +204,19 @@ TEST(TbbBatchNorm, FusedReluBlockedPathEqualsOpsRunApart) {
     }
 }
 
-// A channels-last f32 diff_src of 16 MB or more leaves with non-temporal
-// stores: straight from the registers when its rows start 64-byte aligned
-// (training, use_global_stats, a ReLU fused into diff_dst), through a staged
-// run when not. Both give the reference's values, and the same bits as each
-// other and on 1 and 3 threads.
-TEST(TbbBatchNorm, LargeChannelsLastOutputsMatchReference) {
-    for (int variant = 0; variant < 3; ++variant) {
+// An f32 diff_src of 16 MB or more leaves with non-temporal stores:
+// straight from the registers when its rows start 64-byte aligned (training,
+// use_global_stats, a ReLU fused into either input; channels-last and planar),
+// through a staged run when not. Both give the reference's values, and the
+// same bits as each other and on 1 and 3 threads.
+TEST(TbbBatchNorm, LargeOutputsMatchReference) {
+    for (int variant = 0; variant < 8; ++variant) { // NXC and NCX: training, global stats, ReLU into diff_dst, into src
         bn_case c;
-        c.nxc = true;
-        c.shape = {4, 128, 128, 64}; // 2^22 floats: 16 MB
+        c.nxc = variant % 2 == 0;
+        c.shape = c.nxc ? dims {4, 128, 128, 64} : dims {4, 64, 128, 128}; // 2^22 floats: 16 MB
         c.stat_shape = {64};
-        c.global_stats = variant == 1;
-        c.relu = variant == 2 ? 1 : -1;
+        c.global_stats = variant / 2 == 1;
+        c.relu = variant / 2 == 2 ? 1 : variant / 2 == 3 ? 0 : -1;
         const auto in = bn_inputs(c, 21);
         const auto aligned = run_bn(c, backend_kind::tbb, in);
         expect_close(aligned, run_bn(c, backend_kind::ref, in), c);

@@ -268,19 +268,79 @@ BPG_ALWAYS_INLINE void sums_vector(const bn_plan &p, const data &d, const float 
     }
 }
 
+// Pass 2's value, diff_src = a*dd + c2*(src - mean) + c0 (training) or
+// a*dd (use_global_stats), for one element (V = float) or 16 lanes (V =
+// lanes16, coefficients broadcast): the arithmetic of every pass-2 loop.
+// (By reference: a 64-byte vector by value changes the ABI between the
+// instruction sets this file is compiled for.)
+template <typename V, typename C>
+BPG_ALWAYS_INLINE void update_value(V &r, bool global, const C &ak, const V &g, const C &c2, const V &x, const C &m,
+        const C &c0) {
+    if (global) r = ak * g;
+    else r = ak * g + c2 * (x - m) + c0;
+}
+
+// 16 consecutive f32 elements of diff_dst (g) and src (x) as BN sees them,
+// with AVX-512: a fused ReLU as reader::relu computes it (relu_dd where the
+// relu input is > 0, compared ordered, so NaN gives 0; else +0), by a mask
+// (load_block's per-lane select measured 1.8x slower here).
+template <bn_fusion F>
+__attribute__((target("avx512f"), always_inline)) inline void load_lanes_f32(const data &d, int64_t dd_at,
+        int64_t src_at, int64_t relu_at, lanes16 &g, lanes16 &x) {
+    __m512 relu = _mm512_setzero_ps();
+    if constexpr (F != bn_fusion::none) {
+        const __m512 in = _mm512_loadu_ps(static_cast<const float *>(d.relu_in) + relu_at);
+        relu = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(in, _mm512_setzero_ps(), _CMP_GT_OQ),
+                _mm512_loadu_ps(static_cast<const float *>(d.relu_dd) + relu_at));
+    }
+    g = lanes16(F == bn_fusion::relu_into_dd ? relu : _mm512_loadu_ps(static_cast<const float *>(d.dd) + dd_at));
+    x = lanes16(F == bn_fusion::relu_into_src ? relu : _mm512_loadu_ps(static_cast<const float *>(d.src) + src_at));
+}
+
+// Pass 2 on planar f32 row (a, k) whose diff_src starts 64-byte aligned
+// (AVX-512): whole vectors leave with non-temporal stores straight from the
+// registers instead of through a staged run (NCX f32 training 0.85 -> 0.73 x
+// stream, with a ReLU fused into diff_dst 1.07 -> 1.01, 7 interleaved runs).
+template <bn_fusion F>
+__attribute__((target("avx512f"))) void update_row_streamed(const bn_plan &p, const data &d, const coeffs &cf,
+        int64_t a, int64_t k) {
+    const reader<float, F> rd(d);
+    const int64_t s0 = at(p.src, a, k, 0), d0 = at(p.dd, a, k, 0), x0 = at(p.relu_in, a, k, 0);
+    float *out = static_cast<float *>(d.ds) + at(p.ds, a, k, 0);
+    const float ak = cf.a[size_t(k)], c2 = cf.c2[size_t(k)], c0 = cf.c0[size_t(k)], m = cf.mean[size_t(k)];
+    int64_t b = 0;
+    for (; b + lanes <= p.B; b += lanes) {
+        lanes16 g, x, r;
+        load_lanes_f32<F>(d, d0 + b, s0 + b, x0 + b, g, x);
+        update_value(r, p.global_stats, ak, g, c2, x, m, c0);
+        _mm512_stream_ps(out + b, __m512(r));
+    }
+    for (; b < p.B; ++b) {
+        const float g = rd.dd(d0 + b, x0 + b), x = p.global_stats ? 0.f : rd.src(s0 + b, x0 + b);
+        update_value(out[b], p.global_stats, ak, g, c2, x, m, c0);
+    }
+    _mm_sfence(); // the streamed lines are visible before the task ends
+}
+
 // Pass 2 on planar row (a, k).
 template <typename T, bn_fusion F>
 BPG_ALWAYS_INLINE void update_row(const bn_plan &p, const data &d, const coeffs &cf, int64_t a, int64_t k) {
+    if constexpr (std::is_same_v<T, float>) {
+        static const bool avx512 = __builtin_cpu_supports("avx512f");
+        if (avx512 && d.nontemporal && reinterpret_cast<uintptr_t>(static_cast<float *>(d.ds) + at(p.ds, a, k, 0)) % 64 == 0)
+            return update_row_streamed<F>(p, d, cf, a, k);
+    }
     const reader<T, F> rd(d);
     const int64_t s0 = at(p.src, a, k, 0), d0 = at(p.dd, a, k, 0), x0 = at(p.relu_in, a, k, 0);
     const out_run<T> o(static_cast<T *>(d.ds) + at(p.ds, a, k, 0), p.B, d.nontemporal);
     T *out = o.out;
     const float ak = cf.a[size_t(k)], c2 = cf.c2[size_t(k)], c0 = cf.c0[size_t(k)], m = cf.mean[size_t(k)];
-    if (p.global_stats)
-        for (int64_t b = 0; b < p.B; ++b) out[b] = from_f32<T>(ak * rd.dd(d0 + b, x0 + b));
-    else
-        for (int64_t b = 0; b < p.B; ++b)
-            out[b] = from_f32<T>(ak * rd.dd(d0 + b, x0 + b) + c2 * (rd.src(s0 + b, x0 + b) - m) + c0);
+    for (int64_t b = 0; b < p.B; ++b) {
+        const float g = rd.dd(d0 + b, x0 + b), x = p.global_stats ? 0.f : rd.src(s0 + b, x0 + b);
+        float r;
+        update_value(r, p.global_stats, ak, g, c2, x, m, c0);
+        out[b] = from_f32<T>(r);
+    }
     o.finish();
 }
 
@@ -301,7 +361,7 @@ template <int NB> struct update_block {
     BPG_ALWAYS_INLINE void lanes(const bn_plan &p, const reader<T, F> &rd, int64_t a, int nb, lanes16 &r) const {
         lanes16 g, x;
         load_block(rd, a * p.dd.a + 16 * nb, a * p.src.a + 16 * nb, a * p.relu_in.a + 16 * nb, g, x);
-        r = ak[nb] * g + c2[nb] * (x - m[nb]) + c0[nb];
+        update_value(r, false, ak[nb], g, c2[nb], x, m[nb], c0[nb]);
     }
 };
 
@@ -408,11 +468,12 @@ BPG_ALWAYS_INLINE void update(const bn_plan &p, const data &d, const coeffs &cf,
             for (int64_t a = g0; a < g1; ++a) {
                 const int64_t s0 = a * p.src.a, d0 = a * p.dd.a, x0 = a * p.relu_in.a;
                 T *out = out_row(a);
-                if (global)
-                    for (int64_t k = 0; k < p.K; ++k) out[k] = from_f32<T>(ak[k] * rd.dd(d0 + k, x0 + k));
-                else
-                    for (int64_t k = 0; k < p.K; ++k)
-                        out[k] = from_f32<T>(ak[k] * rd.dd(d0 + k, x0 + k) + c2[k] * (rd.src(s0 + k, x0 + k) - m[k]) + c0[k]);
+                for (int64_t k = 0; k < p.K; ++k) {
+                    const float g = rd.dd(d0 + k, x0 + k), x = global ? 0.f : rd.src(s0 + k, x0 + k);
+                    float r;
+                    update_value(r, global, ak[k], g, c2[k], x, m[k], c0[k]);
+                    out[k] = from_f32<T>(r);
+                }
             }
         }
         rows.finish();
