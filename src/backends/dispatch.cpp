@@ -65,8 +65,8 @@ const backend *find_backend(backend_kind k) { return find_in(registered_backends
 // that backend or an error. Otherwise the first backend, in this order, that
 // computes the partition exactly:
 //   1. tbb  - our oneTBB kernels: faster than oneDNN on every interpolate
-//             case of bpg-bench and on BN f32 in both layouts (README,
-//             "Performance"); they run every layout;
+//             case of bpg-bench and on NCX BN, level with it or faster on
+//             NXC BN f32 (README, "Performance"); they run every layout;
 //   2. dnnl - oneDNN 2.6 primitives, where they compute SEMANTICS.md exactly;
 //   3. ref  - the reference, which runs everything.
 // One exception, where oneDNN measured faster: dnnl goes before tbb for
