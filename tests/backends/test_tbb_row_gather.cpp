@@ -13,6 +13,7 @@
 
 #include "backends/tbb/row_gather.hpp"
 #include "backends/tbb/simd_store.hpp"
+#include "support/aligned.hpp"
 #include "support/axis_cases.hpp"
 
 namespace bpg::test {
@@ -87,7 +88,7 @@ TEST(TbbRowGather, StreamedRowsMatchOrdinaryStoresBitForBit) {
         const rows src = random_rows(c.out, nrows, rng);
         for (int64_t shift : {0, 3}) { // the output 64-byte aligned, then not
             std::vector<float> buffer(size_t(nrows * stride + 32), 7.f), want(buffer.size(), 7.f);
-            const int64_t at = (16 - int64_t(reinterpret_cast<uintptr_t>(buffer.data()) % 64 / 4)) % 16 + shift;
+            const int64_t at = int64_t(bytes_to_line(buffer.data()) / sizeof(float)) + shift;
             tbb_backend::gather_rows(t, g, src.data.data(), src.stride, buffer.data() + at, stride, nrows, true);
             tbb_backend::gather_rows(t, g, src.data.data(), src.stride, want.data() + at, stride, nrows, false);
             SCOPED_TRACE(testing::Message() << "in " << c.in << " out " << c.out << " mode " << int(c.mode)

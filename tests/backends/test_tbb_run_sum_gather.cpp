@@ -16,6 +16,7 @@
 
 #include "backends/tbb/run_sum_gather.hpp"
 #include "backends/tbb/tap_fold_simd.hpp"
+#include "support/aligned.hpp"
 #include "support/axis_cases.hpp"
 
 namespace bpg::test {
@@ -54,7 +55,7 @@ TEST(TbbRunSumGather, FusedRunsGiveTheBitsOfSumThenGather) {
             const int64_t dst_stride = run + 16, dst_floats = ig.in * dst_stride;
             const bool nontemporal = pick % 2 == 0;
             std::vector<float> got_buffer(size_t(dst_floats + 16));
-            float *got = got_buffer.data() + (16 - reinterpret_cast<uintptr_t>(got_buffer.data()) % 64 / 4) % 16;
+            float *got = got_buffer.data() + bytes_to_line(got_buffer.data()) / sizeof(float);
             std::vector<const float *> x(size_t(std::max<int64_t>({oc.gather().max_taps, ig.max_taps, 1})));
             std::vector<float> row(static_cast<size_t>(row_floats)), want(size_t(dst_floats), 7.f);
             for (int64_t i = 0; i < oc.in; ++i) {

@@ -4,6 +4,7 @@
 #include <random>
 
 #include "core/tensor_desc.hpp"
+#include "support/aligned.hpp"
 
 namespace bpg::test {
 
@@ -74,8 +75,7 @@ std::map<size_t, std::vector<float>> run_bn(const bn_case &c, backend_kind b, co
     auto buffer_of = [&](const logical_tensor &lt) -> void * {
         auto &v = buf[lt.get_id()];
         if (v.empty()) v.resize(lt.get_mem_size() + 72);
-        const uintptr_t at = reinterpret_cast<uintptr_t>(v.data());
-        return v.data() + ((64 - at % 64) % 64 + (c.misaligned ? 4 : 0));
+        return v.data() + bytes_to_line(v.data()) + (c.misaligned ? 4 : 0);
     };
     // Graph inputs from `in`.
     for (auto &[id, values] : in) {

@@ -127,6 +127,9 @@ TEST(BpgBench, BackendThatCannotRunTheCaseIsNotApplicable) {
     const json &r = doc.at("cases")[0].at("results")[0];
     EXPECT_EQ(r.at("status"), "n/a");
     EXPECT_NE(r.at("reason").get<std::string>().find("dnnl"), std::string::npos) << r.at("reason");
+    // The streaming kernel is still timed, once a round.
+    EXPECT_EQ(doc.at("cases")[0].at("stream_runs"), doc.at("repeat"));
+    EXPECT_GT(doc.at("cases")[0].at("stream_ms").get<double>(), 0);
 }
 
 TEST(BpgBench, AllSkipsRefAboveItsSizeLimit) {

@@ -128,9 +128,14 @@ case_result run_case(const bench_case &c, const run_config &cfg) {
     // and that backend once, each run timed on its own. Interleaved, a drift
     // of the shared machine (up to 1.5x over seconds here) weighs on the
     // yardstick and the backends alike, and each backend starts from the
-    // same cache state. The faster way of storing is the yardstick.
+    // same cache state. The faster way of storing is the yardstick. When no
+    // backend runs the case, the streaming kernel still runs once a round.
     std::vector<prepared_backend> ready;
     for (backend_kind k : cfg.backends) ready.push_back(prepare_backend(k, c, parts, b, cfg));
+    std::vector<const prepared_backend *> running;
+    for (const prepared_backend &pb : ready)
+        if (pb.run) running.push_back(&pb);
+    if (running.empty()) running.push_back(nullptr);
     double sum = 0;
     const std::function<void()> stream_runs[2] = {[&] { sum += run_stream(c, b, false); },
             [&] { sum += run_stream(c, b, true); }};
@@ -138,14 +143,14 @@ case_result run_case(const bench_case &c, const run_config &cfg) {
     std::vector<std::vector<double>> backend_ms(ready.size());
     for (int round = 0; round < cfg.warmup + cfg.repeat; ++round) {
         const bool timed = round >= cfg.warmup;
-        for (size_t k = 0; k < ready.size(); ++k) {
-            if (!ready[k].run) continue;
+        for (const prepared_backend *pb : running) {
             for (int nt = 1; nt >= 0; --nt) {
                 const double t = time_ms(stream_runs[nt]);
                 if (timed) ms[nt].push_back(t);
             }
-            const double t = time_ms(ready[k].run);
-            if (timed) backend_ms[k].push_back(t);
+            if (!pb) continue;
+            const double t = time_ms(pb->run);
+            if (timed) backend_ms[size_t(pb - ready.data())].push_back(t);
         }
     }
     for (size_t k = 0; k < ready.size(); ++k) {

@@ -187,20 +187,15 @@ __attribute__((target("avx512f"))) void global_sums_streamed_nb(const bn_plan &p
     sb.store(p, c, partial);
 }
 
-// False (nothing done) when the start is not aligned or there is no AVX-512.
 template <bn_fusion F>
-bool global_sums_streamed(const bn_plan &p, const data &d, const float *mean, const coeffs &cf, double *partial,
+void global_sums_streamed(const bn_plan &p, const data &d, const float *mean, const coeffs &cf, double *partial,
         int64_t c) {
-    static const bool avx512 = __builtin_cpu_supports("avx512f");
-    if (!avx512 || reinterpret_cast<uintptr_t>(static_cast<float *>(d.ds) + c * vector_chunk * p.K) % 64 != 0)
-        return false;
     switch (p.K / lanes) {
-        case 1: global_sums_streamed_nb<F, 1>(p, d, mean, cf, partial, c); break;
-        case 2: global_sums_streamed_nb<F, 2>(p, d, mean, cf, partial, c); break;
-        case 3: global_sums_streamed_nb<F, 3>(p, d, mean, cf, partial, c); break;
-        default: global_sums_streamed_nb<F, 4>(p, d, mean, cf, partial, c); break;
+        case 1: return global_sums_streamed_nb<F, 1>(p, d, mean, cf, partial, c);
+        case 2: return global_sums_streamed_nb<F, 2>(p, d, mean, cf, partial, c);
+        case 3: return global_sums_streamed_nb<F, 3>(p, d, mean, cf, partial, c);
+        default: return global_sums_streamed_nb<F, 4>(p, d, mean, cf, partial, c);
     }
-    return true;
 }
 
 // Pass 1, vector: chunk c of rows, each row K contiguous channels (global:
@@ -237,16 +232,16 @@ BPG_ALWAYS_INLINE void sums_vector(const bn_plan &p, const data &d, const float 
     for (int64_t c = c0; c < c1; ++c) {
         if constexpr (std::is_same_v<T, float>)
             if (global && d.nontemporal && p.ds.a == p.K && p.K % lanes == 0 && p.K > 0 && p.K <= 4 * lanes
-                    && global_sums_streamed<F>(p, d, mean, *global, partial, c))
+                    && streams_to(static_cast<float *>(d.ds) + c * vector_chunk * p.K)) {
+                global_sums_streamed<F>(p, d, mean, *global, partial, c);
                 continue;
+            }
         for (int64_t k = 0; k < 2 * p.K; ++k) acc[size_t(k)] = 0.f;
         const int64_t a0 = c * vector_chunk, a1 = std::min(p.A, (c + 1) * vector_chunk);
         // Global stats write diff_src rows here; staged as one run when they
         // follow each other in memory.
         const bool run_rows = global && d.nontemporal && p.ds.a == p.K;
-        data dr = d;
-        dr.nontemporal = run_rows;
-        const out_run<T> rows(static_cast<T *>(d.ds) + a0 * p.ds.a, (a1 - a0) * p.K, dr.nontemporal);
+        const out_run<T> rows(static_cast<T *>(d.ds) + a0 * p.ds.a, (a1 - a0) * p.K, run_rows);
         for (int64_t a = a0; a < a1; ++a) {
             const int64_t s0 = a * p.src.a, d0 = a * p.dd.a, x0 = a * p.relu_in.a;
             for (int64_t k = 0; k < p.K; ++k) {
@@ -326,8 +321,7 @@ __attribute__((target("avx512f"))) void update_row_streamed(const bn_plan &p, co
 template <typename T, bn_fusion F>
 BPG_ALWAYS_INLINE void update_row(const bn_plan &p, const data &d, const coeffs &cf, int64_t a, int64_t k) {
     if constexpr (std::is_same_v<T, float>) {
-        static const bool avx512 = __builtin_cpu_supports("avx512f");
-        if (avx512 && d.nontemporal && reinterpret_cast<uintptr_t>(static_cast<float *>(d.ds) + at(p.ds, a, k, 0)) % 64 == 0)
+        if (d.nontemporal && streams_to(static_cast<float *>(d.ds) + at(p.ds, a, k, 0)))
             return update_row_streamed<F>(p, d, cf, a, k);
     }
     const reader<T, F> rd(d);
@@ -401,16 +395,13 @@ __attribute__((target("avx512f"))) void update_rows_streamed(const bn_plan &p, c
 }
 
 template <bn_fusion F>
-bool update_streamed(const bn_plan &p, const data &d, const coeffs &cf, int64_t a0, int64_t a1) {
-    static const bool avx512 = __builtin_cpu_supports("avx512f");
-    if (!avx512 || reinterpret_cast<uintptr_t>(static_cast<float *>(d.ds) + a0 * p.K) % 64 != 0) return false;
+void update_streamed(const bn_plan &p, const data &d, const coeffs &cf, int64_t a0, int64_t a1) {
     switch (p.K / lanes) {
-        case 1: update_rows_streamed<F, 1>(p, d, cf, a0, a1); break;
-        case 2: update_rows_streamed<F, 2>(p, d, cf, a0, a1); break;
-        case 3: update_rows_streamed<F, 3>(p, d, cf, a0, a1); break;
-        default: update_rows_streamed<F, 4>(p, d, cf, a0, a1); break;
+        case 1: return update_rows_streamed<F, 1>(p, d, cf, a0, a1);
+        case 2: return update_rows_streamed<F, 2>(p, d, cf, a0, a1);
+        case 3: return update_rows_streamed<F, 3>(p, d, cf, a0, a1);
+        default: return update_rows_streamed<F, 4>(p, d, cf, a0, a1);
     }
-    return true;
 }
 
 // Pass 2 on rows [r0, r1): planar rows (a, k) or vector rows a.
@@ -431,23 +422,21 @@ BPG_ALWAYS_INLINE void update(const bn_plan &p, const data &d, const coeffs &cf,
     const bool blocked = !global && p.K % lanes == 0 && p.K > 0 && p.K <= 4 * lanes;
     if constexpr (std::is_same_v<T, float>) {
         float *first = static_cast<float *>(d.ds) + r0 * p.K;
-        const bool stream = blocked && d.nontemporal && p.ds.a == p.K && reinterpret_cast<uintptr_t>(first) % 64 == 0
-;
-        if constexpr (F == bn_fusion::relu_into_dd)
-            if (stream && d.relu_mask) { // (the mask exists with AVX-512 only)
-                relu_mask_update(d.relu_mask, static_cast<const float *>(d.relu_dd), static_cast<const float *>(d.src), ak,
-                        c2, c0, m, p.K, r0, r1, first, r0, true);
-                return;
-            }
-        if (stream && !(F == bn_fusion::relu_into_dd && d.relu_mask) && update_streamed<F>(p, d, cf, r0, r1)) return;
+        if (blocked && d.nontemporal && p.ds.a == p.K && streams_to(first)) {
+            if constexpr (F == bn_fusion::relu_into_dd)
+                if (d.relu_mask) {
+                    relu_mask_update(d.relu_mask, static_cast<const float *>(d.relu_dd),
+                            static_cast<const float *>(d.src), ak, c2, c0, m, p.K, r0, r1, first, r0, true);
+                    return;
+                }
+            return update_streamed<F>(p, d, cf, r0, r1);
+        }
     }
     const bool run_rows = d.nontemporal && p.ds.a == p.K;
     const int64_t group = run_rows ? std::max<int64_t>(1, 16384 / std::max<int64_t>(p.K, 1)) : 1;
     for (int64_t g0 = r0; g0 < r1; g0 += group) {
         const int64_t g1 = std::min(r1, g0 + group);
-        data dr = d;
-        dr.nontemporal = run_rows;
-        const out_run<T> rows(static_cast<T *>(d.ds) + g0 * p.ds.a, (g1 - g0) * p.K, dr.nontemporal);
+        const out_run<T> rows(static_cast<T *>(d.ds) + g0 * p.ds.a, (g1 - g0) * p.K, run_rows);
         auto out_row = [&](int64_t a) { return run_rows ? rows.out + (a - g0) * p.K : static_cast<T *>(d.ds) + a * p.ds.a; };
         bool done = false;
         if constexpr (std::is_same_v<T, float> && F == bn_fusion::relu_into_dd)

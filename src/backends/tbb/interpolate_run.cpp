@@ -118,7 +118,7 @@ template <typename T> struct task {
             if (!p.fused_runs || !run_sum_gather_takes(a, i)) return false;
             const int last = p.nsp - 1;
             const grouped_axis &b = p.grouped[size_t(last)];
-            if (p.nontemporal && reinterpret_cast<uintptr_t>(dst) % 64 == 0) {
+            if (p.nontemporal && streams_to(dst)) {
                 sum_gather_runs(a, i, src, b, p.run, dst, p.run, true, prefetch_bytes);
                 return true;
             }

@@ -38,6 +38,11 @@ void copy_nontemporal(void *dst, const void *src, size_t bytes) {
     std::memcpy(d, s, bytes);
 }
 
+bool streams_to(const void *p) {
+    static const bool avx512 = __builtin_cpu_supports("avx512f");
+    return avx512 && reinterpret_cast<uintptr_t>(p) % 64 == 0;
+}
+
 void *stage_buffer(size_t bytes) {
     struct free_deleter { void operator()(void *p) const { std::free(p); } };
     thread_local std::unique_ptr<void, free_deleter> buf;

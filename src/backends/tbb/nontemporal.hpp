@@ -20,6 +20,11 @@ void copy_nontemporal(void *dst, const void *src, size_t bytes);
 // A per-thread scratch buffer of at least `bytes` (64-byte aligned), reused.
 void *stage_buffer(size_t bytes);
 
+// Whether AVX-512 non-temporal stores of whole lines can be written from p
+// on (the CPU has AVX-512, and p is 64-byte aligned): where a kernel streams
+// straight from its registers instead of through the stage.
+bool streams_to(const void *p);
+
 // A contiguous run of n elements of an output being written: straight to dst,
 // or (staged) into the thread's stage buffer and then, at finish(), out with
 // non-temporal stores. Kernels write to `out` either way.

@@ -38,11 +38,8 @@ template <typename Rows> struct columns {
     }
     template <int V> __attribute__((target("avx512f"), always_inline)) inline void prefetch(int64_t x) const {
         if (fresh.ahead <= 0) return;
-        for (int r = 0; r < fresh.n; ++r) // addresses only: a prefetch never faults
-            for (int v = 0; v < V; ++v)
-                _mm_prefetch(reinterpret_cast<const char *>(reinterpret_cast<uintptr_t>(fresh.row[r] + x * run + c + 16 * v)
-                                     + uintptr_t(fresh.ahead)),
-                        _MM_HINT_T1);
+        for (int r = 0; r < fresh.n; ++r)
+            for (int v = 0; v < V; ++v) prefetch_l2_ahead(fresh.row[r] + x * run + c + 16 * v, fresh.ahead);
     }
 };
 

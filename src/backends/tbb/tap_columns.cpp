@@ -82,11 +82,8 @@ __attribute__((target("avx512f"))) void sum_sym4_columns(const grouped_axis &a, 
         }
     }
     for (int64_t j = 0; j < n; j += 16) {
-        if (prefetch_bytes > 0) // rows 2 i0 - 1 .. 2 i1 of the walk (addresses only: a prefetch never faults)
-            for (int64_t o = 2 * i0 - 1; o <= 2 * i1; ++o)
-                _mm_prefetch(reinterpret_cast<const char *>(
-                                     reinterpret_cast<uintptr_t>(src.row(o) + j) + uintptr_t(prefetch_bytes)),
-                        _MM_HINT_T1);
+        if (prefetch_bytes > 0) // rows 2 i0 - 1 .. 2 i1 of the walk
+            for (int64_t o = 2 * i0 - 1; o <= 2 * i1; ++o) prefetch_l2_ahead(src.row(o) + j, prefetch_bytes);
         walk<1, false>(a, src, n, j, out, out_stride, i0, i1);
     }
 }
