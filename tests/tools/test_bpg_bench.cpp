@@ -166,6 +166,45 @@ TEST(BpgBench, BatchnormBytesFollowTheBounds) {
     check_results(one.at("cases")[0], {"ref"});
 }
 
+// A fused ReLUBackprop -> BN case also times its two ops apart, in the same
+// rounds, on each backend that ran it fused; --apart times only that.
+TEST(BpgBench, FusedCaseAlsoTimesTheOpsApart) {
+    const json doc = run_json("--shape 2x3x4x5 --relu --backend all");
+    const json &c = doc.at("cases")[0];
+    const json &r = c.at("results");
+    // oneDNN has no fused primitive: n/a, and no apart row follows it.
+    ASSERT_EQ(r.size(), 5u);
+    EXPECT_EQ(r[0].at("backend"), "dnnl");
+    EXPECT_EQ(r[0].at("status"), "n/a");
+    EXPECT_FALSE(r[0].at("apart").get<bool>());
+    const char *backends[] = {"tbb", "tbb", "ref", "ref"};
+    for (size_t i = 1; i < 5; ++i) {
+        EXPECT_EQ(r[i].at("backend"), backends[i - 1]);
+        EXPECT_EQ(r[i].at("status"), "ok") << r[i];
+        const bool apart = i % 2 == 0;
+        EXPECT_EQ(r[i].at("apart").get<bool>(), apart);
+        if (!apart) {
+            EXPECT_TRUE(r[i].at("fusion_gain").is_null());
+            continue;
+        }
+        // The gain is the ratio of the two medians it stands beside.
+        EXPECT_NEAR(r[i].at("fusion_gain").get<double>(),
+                r[i].at("median_ms").get<double>() / r[i - 1].at("median_ms").get<double>(), 1e-9);
+        EXPECT_NE(r[i].at("ran_on").get<std::string>().find('+'), std::string::npos) << r[i]; // two partitions
+    }
+    EXPECT_EQ(c.at("stream_runs"), doc.at("repeat").get<int>() * 4);
+
+    const tool_result table = run_tool("bpg-bench", "--shape 2x3x4x5 --relu --backend tbb --repeat 2 --warmup 0");
+    ASSERT_EQ(table.exit_code, 0) << table.err;
+    EXPECT_NE(table.out.find("tbb:apart"), std::string::npos) << table.out;
+    EXPECT_NE(table.out.find("tbb: fused "), std::string::npos) << table.out;
+
+    const json apart = run_json("--shape 2x3x4x5 --relu --apart --backend tbb");
+    const json &a = apart.at("cases")[0].at("results");
+    ASSERT_EQ(a.size(), 1u);
+    EXPECT_FALSE(a[0].contains("apart"));
+}
+
 TEST(BpgBench, TableAndJsonFile) {
     const std::string file = temp_dir("bench-json") + "/out.json";
     const tool_result r = run_tool("bpg-bench", "--shape 2x3x4 --backend ref --repeat 2 --warmup 0 --json " + file);

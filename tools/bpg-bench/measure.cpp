@@ -112,6 +112,11 @@ case_result run_case(const bench_case &c, const run_config &cfg) {
     if (parts.empty() || (parts.size() != 1 && !c.apart))
         throw error(status::runtime_error, res.description + ": expected one partition, got "
                         + std::to_string(parts.size()));
+    // A fused case is compared with its ops apart in the same rounds: run
+    // minutes apart, the machine's drift alone moved that ratio by 1.1-2x.
+    const bool compare_apart = c.relu && !c.apart;
+    const std::vector<partition> apart_parts =
+            compare_apart ? cg.g.get_partitions(partition_policy::debug) : std::vector<partition> {};
 
     // Inputs are filled like bpg-run fills them (variances positive); the
     // outputs are zeroed, so every page is touched before any timing.
@@ -131,7 +136,13 @@ case_result run_case(const bench_case &c, const run_config &cfg) {
     // same cache state. The faster way of storing is the yardstick. When no
     // backend runs the case, the streaming kernel still runs once a round.
     std::vector<prepared_backend> ready;
-    for (backend_kind k : cfg.backends) ready.push_back(prepare_backend(k, c, parts, b, cfg));
+    for (backend_kind k : cfg.backends) {
+        ready.push_back(prepare_backend(k, c, parts, b, cfg));
+        if (!compare_apart || !ready.back().run) continue;
+        prepared_backend apart = prepare_backend(k, c, apart_parts, b, cfg);
+        apart.r.apart = true;
+        ready.push_back(std::move(apart));
+    }
     std::vector<const prepared_backend *> running;
     for (const prepared_backend &pb : ready)
         if (pb.run) running.push_back(&pb);
@@ -155,6 +166,9 @@ case_result run_case(const bench_case &c, const run_config &cfg) {
     }
     for (size_t k = 0; k < ready.size(); ++k) {
         if (ready[k].run) ready[k].r.t = summarize(backend_ms[k]);
+        // An apart run follows the fused run of its backend.
+        if (ready[k].r.apart && ready[k].run && ready[k - 1].r.t.median_ms > 0)
+            ready[k].r.fusion_gain = ready[k].r.t.median_ms / ready[k - 1].r.t.median_ms;
         res.results.push_back(ready[k].r);
     }
     checksum_sink = checksum_sink + sum;

@@ -36,6 +36,11 @@ struct backend_result {
     bool ok = false;      // false: "n/a"
     std::string reason;   // why n/a
     timing t;
+    // A fused case (ReLUBackprop -> BN) also runs its two ops as separate
+    // partitions on each backend that ran it fused, in the same rounds: this
+    // is that run, and fusion_gain = its median / the fused run's median.
+    bool apart = false;
+    double fusion_gain = 0;
 };
 
 struct case_result {

@@ -100,7 +100,8 @@ void table_printer::header(const machine_info &m, const run_config &cfg) {
 void table_printer::print(const case_result &r) {
     const char *desc = r.description.c_str();
     for (const backend_result &b : r.results) {
-        const std::string name = b.backend == "auto" && b.ok ? "auto:" + b.ran_on : b.backend;
+        const std::string name = b.apart ? b.backend + ":apart"
+                : b.backend == "auto" && b.ok ? "auto:" + b.ran_on : b.backend;
         if (!b.ok) {
             std::fprintf(out_, "%-*s  %-9s n/a: %s\n", width_, desc, name.c_str(), b.reason.c_str());
             continue;
@@ -112,10 +113,15 @@ void table_printer::print(const case_result &r) {
         if (xd > 0) std::fprintf(out_, " %8.2f\n", xd);
         else std::fprintf(out_, " %8s\n", "-");
     }
-    std::fprintf(out_, "%-*s  %-9s %10s %10s %8.2f %9.2f %8s\n\n", width_, desc,
+    std::fprintf(out_, "%-*s  %-9s %10s %10s %8.2f %9.2f %8s\n", width_, desc,
             r.stream_stores_nontemporal ? "stream:nt" : "stream",
             ms_text(r.stream.median_ms).c_str(), ms_text(r.stream.min_ms).c_str(), gbps(r.bytes, r.stream.median_ms),
             1.0, "-");
+    for (const backend_result &b : r.results)
+        if (b.fusion_gain > 0)
+            std::fprintf(out_, "%-*s  %s: fused %.2fx faster than apart (medians of the same rounds)\n", width_, desc,
+                    b.backend.c_str(), b.fusion_gain);
+    std::fprintf(out_, "\n");
     std::fflush(out_);
 }
 
@@ -162,6 +168,10 @@ nlohmann::ordered_json to_json(const machine_info &m, const run_config &cfg, con
         for (const backend_result &b : r.results) {
             json jr;
             jr["backend"] = b.backend;
+            if (c.relu && !c.apart) {
+                jr["apart"] = b.apart;
+                jr["fusion_gain"] = b.apart ? number_or_null(b.fusion_gain) : json(nullptr);
+            }
             jr["status"] = b.ok ? "ok" : "n/a";
             jr["reason"] = b.ok ? json(nullptr) : json(b.reason);
             jr["ran_on"] = b.ok ? json(b.ran_on) : json(nullptr);
