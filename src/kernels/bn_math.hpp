@@ -46,4 +46,28 @@ inline T bn_diff_src(const bn_update_coeffs<T> &k, T diff_dst, T xhat) {
     return k.scale * (diff_dst - k.shift - xhat * k.slope);
 }
 
+// The fast kernels' two passes in f32 on one element (V = float) or on a
+// vector of lanes (a GCC vector type, with C its broadcast coefficient or a
+// vector of them): every loop of the oneTBB kernel computes through these,
+// so its schedules agree bit for bit. By reference: a 64-byte vector by value
+// changes the ABI between the instruction sets the kernels are compiled for.
+//
+// Pass 1: diff_beta's sum and diff_gamma's sum before its factor inv.
+template <typename V, typename C>
+inline __attribute__((always_inline)) void bn_accumulate(V &sum_dd, V &sum_dd_centered, const V &diff_dst,
+        const V &src, const C &mean) {
+    sum_dd += diff_dst;
+    sum_dd_centered += diff_dst * (src - mean);
+}
+
+// Pass 2 with a channel's constants folded (a = scale, c2 = -scale*inv*slope,
+// c0 = -scale*shift): diff_src = a*dd + c2*(src - mean) + c0; with
+// use_global_stats a*dd.
+template <typename V, typename C>
+inline __attribute__((always_inline)) void bn_folded_diff_src(V &r, bool global_stats, const C &a, const V &diff_dst,
+        const C &c2, const V &src, const C &mean, const C &c0) {
+    if (global_stats) r = a * diff_dst;
+    else r = a * diff_dst + c2 * (src - mean) + c0;
+}
+
 } // namespace bpg::kernels

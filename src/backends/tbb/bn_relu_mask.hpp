@@ -2,8 +2,9 @@
 // channels (NB <= 4): pass 1 keeps the ReLU decision (relu input > 0) as one
 // bit per element, and pass 2 reads those bits instead of reading the relu
 // input again (1/32 of its bytes). AVX-512 only (the comparisons go straight
-// to mask registers); same arithmetic, in the same order, as the generic
-// loops of bn_run.cpp, so results are bit-identical to them.
+// to mask registers); the arithmetic is bn_accumulate / bn_folded_diff_src
+// of kernels/bn_math.hpp, as in every loop of bn_run.cpp, so results are
+// bit-identical to them.
 #pragma once
 
 #include <cstdint>

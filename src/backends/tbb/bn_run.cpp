@@ -10,6 +10,7 @@
 
 #include "backends/tbb/bn_plan.hpp"
 #include "backends/tbb/bn_relu_mask.hpp"
+#include "backends/tbb/channel_blocks.hpp"
 #include "backends/tbb/convert_rows.hpp"
 #include "backends/tbb/nontemporal.hpp"
 #include "core/tensor_desc.hpp"
@@ -20,6 +21,7 @@ namespace bpg::tbb_backend {
 namespace {
 
 #define BPG_ALWAYS_INLINE inline __attribute__((always_inline))
+#define BPG_LAMBDA_INLINE __attribute__((always_inline))
 
 constexpr int64_t planar_chunk = 4096; // elements of a run summed in f32 lanes
 constexpr int64_t vector_chunk = 256;  // rows summed in f32 per channel
@@ -87,16 +89,14 @@ BPG_ALWAYS_INLINE void sums_planar(const bn_plan &p, const data &d, const float 
                 lanes16 g, x;
                 __builtin_memcpy(&g, gb, sizeof g);
                 __builtin_memcpy(&x, xb, sizeof x);
-                v1 += g;
-                v2 += g * (x - mv);
+                kernels::bn_accumulate(v1, v2, g, x, mv);
             }
             float s1[lanes], s2[lanes];
             __builtin_memcpy(s1, &v1, sizeof s1);
             __builtin_memcpy(s2, &v2, sizeof s2);
             for (int l = 0; b < b1; ++b, ++l) {
                 const float g = rd.dd(d0 + b, x0 + b);
-                s1[l] += g;
-                s2[l] += g * (rd.src(s0 + b, x0 + b) - m);
+                kernels::bn_accumulate(s1[l], s2[l], g, rd.src(s0 + b, x0 + b), m);
             }
             if (global) {
                 const out_run<T> o(static_cast<T *>(d.ds) + at(p.ds, a, k, b0), b1 - b0, d.nontemporal);
@@ -135,8 +135,7 @@ template <int NB> struct sums_block {
     BPG_ALWAYS_INLINE void add(const bn_plan &p, const reader<T, F> &rd, int64_t a, int nb, lanes16 &g) {
         lanes16 x;
         load_block(rd, a * p.dd.a + 16 * nb, a * p.src.a + 16 * nb, a * p.relu_in.a + 16 * nb, g, x);
-        v1[nb] += g;
-        v2[nb] += g * (x - mv[nb]);
+        kernels::bn_accumulate(v1[nb], v2[nb], g, x, mv[nb]);
     }
     BPG_ALWAYS_INLINE void store(const bn_plan &p, int64_t c, double *partial) const {
         float s1[NB * lanes], s2[NB * lanes];
@@ -190,12 +189,9 @@ __attribute__((target("avx512f"))) void global_sums_streamed_nb(const bn_plan &p
 template <bn_fusion F>
 void global_sums_streamed(const bn_plan &p, const data &d, const float *mean, const coeffs &cf, double *partial,
         int64_t c) {
-    switch (p.K / lanes) {
-        case 1: return global_sums_streamed_nb<F, 1>(p, d, mean, cf, partial, c);
-        case 2: return global_sums_streamed_nb<F, 2>(p, d, mean, cf, partial, c);
-        case 3: return global_sums_streamed_nb<F, 3>(p, d, mean, cf, partial, c);
-        default: return global_sums_streamed_nb<F, 4>(p, d, mean, cf, partial, c);
-    }
+    with_blocks(p.K, [&](auto nb) BPG_LAMBDA_INLINE {
+        global_sums_streamed_nb<F, nb.value>(p, d, mean, cf, partial, c);
+    });
 }
 
 // Pass 1, vector: chunk c of rows, each row K contiguous channels (global:
@@ -218,12 +214,9 @@ BPG_ALWAYS_INLINE void sums_vector(const bn_plan &p, const data &d, const float 
             return;
         }
     if (!global && p.K % lanes == 0 && p.K <= 4 * lanes && p.K > 0) {
-        for (int64_t c = c0; c < c1; ++c) switch (p.K / lanes) {
-                case 1: sums_vector_blocked<T, F, 1>(p, d, mean, partial, c); break;
-                case 2: sums_vector_blocked<T, F, 2>(p, d, mean, partial, c); break;
-                case 3: sums_vector_blocked<T, F, 3>(p, d, mean, partial, c); break;
-                default: sums_vector_blocked<T, F, 4>(p, d, mean, partial, c); break;
-            }
+        with_blocks(p.K, [&](auto nb) BPG_LAMBDA_INLINE {
+            for (int64_t c = c0; c < c1; ++c) sums_vector_blocked<T, F, nb.value>(p, d, mean, partial, c);
+        });
         return;
     }
     const reader<T, F> rd(d);
@@ -246,8 +239,7 @@ BPG_ALWAYS_INLINE void sums_vector(const bn_plan &p, const data &d, const float 
             const int64_t s0 = a * p.src.a, d0 = a * p.dd.a, x0 = a * p.relu_in.a;
             for (int64_t k = 0; k < p.K; ++k) {
                 const float g = rd.dd(d0 + k, x0 + k);
-                s1[k] += g;
-                s2[k] += g * (rd.src(s0 + k, x0 + k) - mean[k]);
+                kernels::bn_accumulate(s1[k], s2[k], g, rd.src(s0 + k, x0 + k), mean[k]);
             }
             if (global) {
                 T *out = run_rows ? rows.out + (a - a0) * p.K : static_cast<T *>(d.ds) + a * p.ds.a;
@@ -261,18 +253,6 @@ BPG_ALWAYS_INLINE void sums_vector(const bn_plan &p, const data &d, const float 
             partial[2 * (c * p.K + k) + 1] = s2[k];
         }
     }
-}
-
-// Pass 2's value, diff_src = a*dd + c2*(src - mean) + c0 (training) or
-// a*dd (use_global_stats), for one element (V = float) or 16 lanes (V =
-// lanes16, coefficients broadcast): the arithmetic of every pass-2 loop.
-// (By reference: a 64-byte vector by value changes the ABI between the
-// instruction sets this file is compiled for.)
-template <typename V, typename C>
-BPG_ALWAYS_INLINE void update_value(V &r, bool global, const C &ak, const V &g, const C &c2, const V &x, const C &m,
-        const C &c0) {
-    if (global) r = ak * g;
-    else r = ak * g + c2 * (x - m) + c0;
 }
 
 // 16 consecutive f32 elements of diff_dst (g) and src (x) as BN sees them,
@@ -307,12 +287,12 @@ __attribute__((target("avx512f"))) void update_row_streamed(const bn_plan &p, co
     for (; b + lanes <= p.B; b += lanes) {
         lanes16 g, x, r;
         load_lanes_f32<F>(d, d0 + b, s0 + b, x0 + b, g, x);
-        update_value(r, p.global_stats, ak, g, c2, x, m, c0);
+        kernels::bn_folded_diff_src(r, p.global_stats, ak, g, c2, x, m, c0);
         _mm512_stream_ps(out + b, __m512(r));
     }
     for (; b < p.B; ++b) {
         const float g = rd.dd(d0 + b, x0 + b), x = p.global_stats ? 0.f : rd.src(s0 + b, x0 + b);
-        update_value(out[b], p.global_stats, ak, g, c2, x, m, c0);
+        kernels::bn_folded_diff_src(out[b], p.global_stats, ak, g, c2, x, m, c0);
     }
     _mm_sfence(); // the streamed lines are visible before the task ends
 }
@@ -332,7 +312,7 @@ BPG_ALWAYS_INLINE void update_row(const bn_plan &p, const data &d, const coeffs 
     for (int64_t b = 0; b < p.B; ++b) {
         const float g = rd.dd(d0 + b, x0 + b), x = p.global_stats ? 0.f : rd.src(s0 + b, x0 + b);
         float r;
-        update_value(r, p.global_stats, ak, g, c2, x, m, c0);
+        kernels::bn_folded_diff_src(r, p.global_stats, ak, g, c2, x, m, c0);
         out[b] = from_f32<T>(r);
     }
     o.finish();
@@ -355,7 +335,7 @@ template <int NB> struct update_block {
     BPG_ALWAYS_INLINE void lanes(const bn_plan &p, const reader<T, F> &rd, int64_t a, int nb, lanes16 &r) const {
         lanes16 g, x;
         load_block(rd, a * p.dd.a + 16 * nb, a * p.src.a + 16 * nb, a * p.relu_in.a + 16 * nb, g, x);
-        update_value(r, false, ak[nb], g, c2[nb], x, m[nb], c0[nb]);
+        kernels::bn_folded_diff_src(r, false, ak[nb], g, c2[nb], x, m[nb], c0[nb]);
     }
 };
 
@@ -396,12 +376,7 @@ __attribute__((target("avx512f"))) void update_rows_streamed(const bn_plan &p, c
 
 template <bn_fusion F>
 void update_streamed(const bn_plan &p, const data &d, const coeffs &cf, int64_t a0, int64_t a1) {
-    switch (p.K / lanes) {
-        case 1: return update_rows_streamed<F, 1>(p, d, cf, a0, a1);
-        case 2: return update_rows_streamed<F, 2>(p, d, cf, a0, a1);
-        case 3: return update_rows_streamed<F, 3>(p, d, cf, a0, a1);
-        default: return update_rows_streamed<F, 4>(p, d, cf, a0, a1);
-    }
+    with_blocks(p.K, [&](auto nb) BPG_LAMBDA_INLINE { update_rows_streamed<F, nb.value>(p, d, cf, a0, a1); });
 }
 
 // Pass 2 on rows [r0, r1): planar rows (a, k) or vector rows a.
@@ -447,12 +422,10 @@ BPG_ALWAYS_INLINE void update(const bn_plan &p, const data &d, const coeffs &cf,
             }
         if (done) {
         } else if (blocked) {
-            switch (p.K / lanes) { // coefficients in registers for the whole group
-                case 1: update_rows_blocked<T, F, 1>(p, rd, cf, g0, g1, out_row); break;
-                case 2: update_rows_blocked<T, F, 2>(p, rd, cf, g0, g1, out_row); break;
-                case 3: update_rows_blocked<T, F, 3>(p, rd, cf, g0, g1, out_row); break;
-                default: update_rows_blocked<T, F, 4>(p, rd, cf, g0, g1, out_row); break;
-            }
+            // Coefficients in registers for the whole group.
+            with_blocks(p.K, [&](auto nb) BPG_LAMBDA_INLINE {
+                update_rows_blocked<T, F, nb.value>(p, rd, cf, g0, g1, out_row);
+            });
         } else {
             for (int64_t a = g0; a < g1; ++a) {
                 const int64_t s0 = a * p.src.a, d0 = a * p.dd.a, x0 = a * p.relu_in.a;
@@ -460,7 +433,7 @@ BPG_ALWAYS_INLINE void update(const bn_plan &p, const data &d, const coeffs &cf,
                 for (int64_t k = 0; k < p.K; ++k) {
                     const float g = rd.dd(d0 + k, x0 + k), x = global ? 0.f : rd.src(s0 + k, x0 + k);
                     float r;
-                    update_value(r, global, ak[k], g, c2[k], x, m[k], c0[k]);
+                    kernels::bn_folded_diff_src(r, global, ak[k], g, c2[k], x, m[k], c0[k]);
                     out[k] = from_f32<T>(r);
                 }
             }
