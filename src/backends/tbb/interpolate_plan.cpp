@@ -87,9 +87,7 @@ std::string make_interp_plan(const core::interpolate_bwd_problem &p, interp_plan
     q.fused_runs = q.vector_mode && nsp >= 2 && q.dt == data_type::f32
             && run_sum_gather_available(q.grouped[size_t(last)], q.run);
     if (q.fused_runs && nsp == 2) q.level0_batch = 1;
-    if (q.vector_mode && nsp == 2 && q.dt == data_type::f32)
-        q.prefetch_bytes0 = q.fused_runs ? fused_runs_prefetch_bytes : prefetch_ahead_bytes;
-    if (!q.vector_mode && nsp == 2 && q.dt == data_type::f32) q.prefetch_bytes0 = prefetch_ahead_bytes;
+    if (nsp == 2) q.prefetch_bytes0 = q.fused_runs ? fused_runs_prefetch_bytes : prefetch_ahead_bytes;
     if (nsp >= 3 && q.dt == data_type::f32 && q.slice_floats[0] * int64_t(sizeof(float)) >= column_prefetch_min_bytes)
         q.column_prefetch_bytes = int64_t(2) << 10;
     if (q.dt == data_type::f32) {

@@ -72,7 +72,10 @@ struct interp_plan {
     // ahead of its columns (run_sum_gather.hpp); else the rows each level-0
     // batch reads first, as in planar mode (2x downsampling NXC 1.52 -> 1.40
     // x stream over 15 interleaved runs; in 3-D, where those are whole
-    // slices, it was 30% slower). 0: none.
+    // slices, it was 30% slower). 16-bit 2-D: the rows converted to f32
+    // (planar: a batch's tile; vector: a ring slot), as they are converted
+    // (bilinear 2x bf16 / f16 x stream: NCX 2.46 -> 2.10 / 3.46 -> 2.99, NXC
+    // 3.08 -> 2.48 / 3.92 -> 3.32, 7 interleaved runs each). 0: none.
     int64_t prefetch_bytes0 = 0;
     // f32 diff_src of at least interp_nontemporal_min_bytes written with
     // non-temporal stores (no read for ownership of each line), through a
