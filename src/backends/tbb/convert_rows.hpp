@@ -29,4 +29,26 @@ template <typename T> struct row_io {
     }
 };
 
+// f16 rows through the F16C instructions where the CPU has them: one
+// instruction per 8 values instead of ~10 integer operations each way. The
+// store gives the bits of f32_to_f16_inline for every f32 (round to nearest
+// even, overflow to inf, NaN quiet with its top payload bits); the load the
+// same values, except that a signalling NaN comes out quiet, which no f16
+// result computed from it can show (every NaN stored as f16 is quiet).
+// Tested over every pattern (test_tbb_convert_rows.cpp).
+bool f16c_available();
+void f16c_load(const uint16_t *s, float *d, int64_t n);
+void f16c_store(const float *s, uint16_t *d, int64_t n);
+
+template <> struct row_io<f16_t> {
+    static void load(const f16_t *s, float *d, int64_t n) {
+        if (f16c_available()) return f16c_load(&s->bits, d, n);
+        for (int64_t i = 0; i < n; ++i) d[i] = to_f32(s[i]);
+    }
+    static void store(const float *s, f16_t *d, int64_t n) {
+        if (f16c_available()) return f16c_store(s, &d->bits, n);
+        for (int64_t i = 0; i < n; ++i) d[i] = from_f32<f16_t>(s[i]);
+    }
+};
+
 } // namespace bpg::tbb_backend

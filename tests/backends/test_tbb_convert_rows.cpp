@@ -1,0 +1,71 @@
+// The F16C row conversions of the oneTBB kernels (convert_rows.hpp) against
+// the inline conversions the rest of the kernels use: the store bit for bit
+// over every f32 near each f16 rounding boundary and an even sweep of the
+// rest; the load over every f16 pattern, where only a signalling NaN may
+// differ, and then only by coming out quiet. Row lengths that are not
+// multiples of 8 check the tail.
+#include <cstring>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "backends/tbb/convert_rows.hpp"
+#include "kernels/dtype_convert.hpp"
+
+namespace bpg::tbb_backend {
+namespace {
+
+uint32_t bits(float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return u;
+}
+
+bool f16_signalling_nan(uint16_t h) { return (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0 && !(h & 0x200u); }
+
+TEST(TbbConvertRows, F16LoadGivesEveryValue) {
+    if (!f16c_available()) GTEST_SKIP() << "no F16C on this CPU";
+    for (int64_t n : {int64_t(65536), int64_t(65535), int64_t(7)}) {
+        std::vector<uint16_t> in(static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i) in[size_t(i)] = uint16_t(i * 9973); // every pattern when n = 65536
+        std::vector<float> out(static_cast<size_t>(n) + 1, 7.f);
+        f16c_load(in.data(), out.data(), n);
+        EXPECT_EQ(out[size_t(n)], 7.f) << "wrote past the row";
+        for (int64_t i = 0; i < n; ++i) {
+            const uint16_t h = in[size_t(i)];
+            const uint32_t want = bits(kernels::f16_to_f32_inline(h));
+            const uint32_t got = bits(out[size_t(i)]);
+            if (f16_signalling_nan(h)) ASSERT_EQ(got, want | 0x00400000u) << std::hex << h;
+            else ASSERT_EQ(got, want) << std::hex << h;
+        }
+    }
+}
+
+TEST(TbbConvertRows, F16StoreMatchesTheInlineRounding) {
+    if (!f16c_available()) GTEST_SKIP() << "no F16C on this CPU";
+    std::vector<float> in;
+    for (uint32_t h = 0; h < 65536; ++h) // around every f16 value and halfway point
+        for (int64_t d = -40; d <= 40; ++d) {
+            const uint32_t base = bits(kernels::f16_to_f32(uint16_t(h)));
+            const uint32_t u = uint32_t(int64_t(base) + d * (d % 5 == 0 ? 4096 : 1));
+            float f;
+            std::memcpy(&f, &u, 4);
+            in.push_back(f);
+        }
+    for (uint64_t u = 0; u < (1ull << 32); u += 65537) {
+        const uint32_t v = uint32_t(u);
+        float f;
+        std::memcpy(&f, &v, 4);
+        in.push_back(f);
+    }
+    in.push_back(1.f); // an odd length: the tail goes through the buffer
+    const int64_t n = int64_t(in.size());
+    std::vector<uint16_t> out(size_t(n) + 1, 0xabcd);
+    f16c_store(in.data(), out.data(), n);
+    EXPECT_EQ(out[size_t(n)], 0xabcd) << "wrote past the row";
+    for (int64_t i = 0; i < n; ++i)
+        ASSERT_EQ(out[size_t(i)], kernels::f32_to_f16_inline(in[size_t(i)])) << std::hex << bits(in[size_t(i)]);
+}
+
+} // namespace
+} // namespace bpg::tbb_backend
