@@ -13,6 +13,7 @@
 #include "backends/tbb/channel_blocks.hpp"
 #include "backends/tbb/convert_rows.hpp"
 #include "backends/tbb/nontemporal.hpp"
+#include "backends/tbb/prefetch.hpp"
 #include "core/tensor_desc.hpp"
 #include "kernels/bn_math.hpp"
 
@@ -52,7 +53,22 @@ template <typename T, bn_fusion F> struct reader {
         if constexpr (F == bn_fusion::relu_into_dd) return relu(to_f32(x_p[at_relu]), to_f32(g_p[at_relu]));
         else return to_f32(dd_p[at_dd]);
     }
+    // The lines `bytes` past these offsets of every tensor read, into L2.
+    BPG_ALWAYS_INLINE void prefetch(int64_t at_dd, int64_t at_src, int64_t at_relu, int64_t bytes) const {
+        if constexpr (F != bn_fusion::none) {
+            prefetch_l2_ahead(x_p + at_relu, bytes);
+            prefetch_l2_ahead(g_p + at_relu, bytes);
+        }
+        if constexpr (F != bn_fusion::relu_into_dd) prefetch_l2_ahead(dd_p + at_dd, bytes);
+        if constexpr (F != bn_fusion::relu_into_src) prefetch_l2_ahead(src_p + at_src, bytes);
+    }
 };
+
+// Pass 1 over channels-last rows prefetches this far ahead: the hardware
+// prefetchers alone left it at 1.16-1.21x the time of a plain read of the
+// same bytes, 1.07-1.14x with it (NXC f32 training 0.97 -> 0.94 x stream,
+// 11 interleaved runs; 2 and 8 KB no better, pass 2 no faster with it).
+constexpr int64_t rows_prefetch_bytes = 4096;
 
 // Element offset of (a, k, b) in a view.
 BPG_ALWAYS_INLINE int64_t at(const bn_view &v, int64_t a, int64_t k, int64_t b) { return a * v.a + k * v.k + b * v.b; }
@@ -155,6 +171,7 @@ BPG_ALWAYS_INLINE void sums_vector_blocked(const bn_plan &p, const data &d, cons
     const int64_t a1 = std::min(p.A, (c + 1) * vector_chunk);
     for (int64_t a = c * vector_chunk; a < a1; ++a)
         for (int nb = 0; nb < NB; ++nb) {
+            rd.prefetch(a * p.dd.a + 16 * nb, a * p.src.a + 16 * nb, a * p.relu_in.a + 16 * nb, rows_prefetch_bytes);
             lanes16 g;
             sb.add(p, rd, a, nb, g);
         }

@@ -16,8 +16,7 @@
 #include <cstdint>
 #include <vector>
 
-#include <xmmintrin.h>
-
+#include "backends/tbb/prefetch.hpp"
 #include "kernels/interp_tables.hpp"
 
 namespace bpg::tbb_backend {
@@ -58,12 +57,6 @@ struct row_source {
 void prefetch_rows_ahead(const grouped_axis &a, const row_source &src, int64_t row_floats, int64_t i0, int64_t i1,
         int64_t bytes);
 
-// The line `bytes` past p, prefetched into L2 (T1). An address only: a
-// prefetch never faults, past a tensor's end included, so it is computed as
-// an integer rather than by pointer arithmetic.
-BPG_ALWAYS_INLINE void prefetch_l2_ahead(const void *p, int64_t bytes) {
-    _mm_prefetch(reinterpret_cast<const char *>(reinterpret_cast<uintptr_t>(p) + uintptr_t(bytes)), _MM_HINT_T1);
-}
 
 // For inputs [i0, i1), every one sym4 (needs AVX-512: sym4_columns_available):
 // out[(i - i0) * out_stride + j] = the grouped sum over the rows of src, j < n.
