@@ -140,6 +140,42 @@ TEST(TbbInterpolate, ExactTwoTimesInTwoToFourDimensions) {
     EXPECT_GE(cases, 180);
 }
 
+// Exact 2x and 3x downsampling in two and three spatial dimensions: inputs
+// of axis 0 whose taps repeat the previous input's take its result instead of
+// summing again (grouped_axis::repeats), written to each of them; every
+// coordinate mode, both layouts, f32 and bf16, against the reference, and the
+// same bits on 1 and 3 threads (a task's range can end between repeats).
+TEST(TbbInterpolate, ExactDownsamplingInTwoAndThreeDimensions) {
+    int cases = 0;
+    for (data_type dt : {data_type::f32, data_type::bf16})
+        for (int64_t channels : {0, 3, 16}) // 0: NCX; NXC runs of 3, or of one vector
+            for (const char *coord : coords)
+                for (const char *mode : {"linear", "nearest"})
+                    for (int64_t factor : {2, 3})
+                        for (int nsp : {2, 3}) {
+                            const bool nxc = channels > 0;
+                            interp_case c;
+                            c.mode = mode;
+                            c.coord = coord;
+                            c.dt = dt;
+                            c.nxc = nxc;
+                            // The last axis long enough that its columns are
+                            // not summed in the NXC fused pass (run_sum_gather).
+                            const dims out = nsp == 2 ? dims {5, 6} : dims {3, 2, 6};
+                            c.src = nxc ? dims {2} : dims {2, 3};
+                            c.dst = c.src;
+                            for (dim d : out) c.src.push_back(factor * d), c.dst.push_back(d);
+                            if (nxc) c.src.push_back(channels), c.dst.push_back(channels);
+                            check_against_reference(c, uint32_t(cases++));
+                            const auto dd = diff_dst_values(c, 7);
+                            std::vector<float> one, three;
+                            tbb::task_arena(1).execute([&] { one = run_interp(c, backend_kind::tbb, dd); });
+                            tbb::task_arena(3).execute([&] { three = run_interp(c, backend_kind::tbb, dd); });
+                            EXPECT_EQ(0, std::memcmp(one.data(), three.data(), one.size() * 4)) << c.name();
+                        }
+    EXPECT_EQ(cases, 240);
+}
+
 // An f32 diff_src of interp_nontemporal_min_bytes or more leaves through a
 // per-thread stage and non-temporal stores (NXC rows; NCX planes of the
 // gradient of downsampling): the same results as the reference, for linear

@@ -98,5 +98,27 @@ TEST(TbbTapSum, RowRunsGiveTheBitsOfTheTapSums) {
     }
 }
 
+// Inputs whose taps (outputs, groups, weights, order) are input i - 1's:
+// the gradient of an exact 2x linear downsampling gives inputs 2o and 2o + 1
+// output o alone; of 3x, input 3o + 1 output o alone and the others none, so
+// only the tapless neighbours repeat; upsampling's inputs never do.
+TEST(TbbTapSum, RepeatsMarksInputsWithTheTapsOfTheOneBefore) {
+    auto axis = [](int64_t in, int64_t out) {
+        kernels::axis_map m;
+        m.in = in;
+        m.out = out;
+        return tbb_backend::group_axis(kernels::build_axis_gather(m, false, kernels::nearest_rounding::round_prefer_ceil));
+    };
+    const tbb_backend::grouped_axis down2 = axis(8, 4), down3 = axis(9, 3), up2 = axis(4, 8);
+    ASSERT_EQ(down2.repeats.size(), 8u);
+    for (int64_t i = 0; i < 8; ++i) EXPECT_EQ(down2.repeats[size_t(i)], i % 2) << i;
+    for (int64_t i = 0; i < 9; ++i) {
+        const int64_t taps = down3.begin[size_t(i) + 1] - down3.begin[size_t(i)];
+        EXPECT_EQ(taps, i % 3 == 1 ? 1 : 0) << i;
+        EXPECT_EQ(down3.repeats[size_t(i)], i % 3 == 0 && i > 0) << i; // 3o after 3o - 1: both tapless
+    }
+    for (int64_t i = 0; i < 4; ++i) EXPECT_FALSE(up2.repeats[size_t(i)]) << i;
+}
+
 } // namespace
 } // namespace bpg::test

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace bpg::tbb_backend {
 
@@ -37,6 +38,12 @@ template <typename T> struct out_run {
     }
     void finish() const {
         if (staged) copy_nontemporal(dst, out, size_t(n) * sizeof(T));
+    }
+    // The same run written again at `other` (after finish()): from the stage
+    // past the caches, or copied from dst, which was just written.
+    void finish_copy(T *other) const {
+        if (staged) copy_nontemporal(other, out, size_t(n) * sizeof(T));
+        else std::memcpy(other, dst, size_t(n) * sizeof(T));
     }
 };
 

@@ -99,6 +99,14 @@ grouped_axis group_axis(const kernels::axis_gather &g) {
         }
         sym4 = sym4 && w[0] == a.sym4_wa && w[2] == a.sym4_wb;
         a.sym4.push_back(sym4);
+        // The same taps, groups and weights in the same order as input i - 1.
+        bool repeats = i > 0 && t1 - t0 == t0 - g.begin[size_t(i) - 1];
+        for (int64_t k = 0; repeats && k < t1 - t0; ++k) {
+            const size_t prev = size_t(g.begin[size_t(i) - 1] + k), cur = size_t(t0 + k);
+            repeats = a.output[prev] == a.output[cur] && a.start[prev] == a.start[cur]
+                    && std::memcmp(&a.weight[prev], &a.weight[cur], sizeof(float)) == 0;
+        }
+        a.repeats.push_back(repeats);
     }
     return a;
 }

@@ -37,6 +37,10 @@ struct grouped_axis {
     // next input, so sum_sym4_columns loads each row once (tap_columns.cpp).
     std::vector<uint8_t> sym4;     // per input: has that form with the axis' weights
     float sym4_wa = 0.f, sym4_wb = 0.f;
+    // Per input: the same taps, groups and weights, in the same order, as
+    // input i - 1, so the same sums: the gradient of a 2x linear
+    // downsampling gives inputs 2o and 2o + 1 output o alone, weight 0.5.
+    std::vector<uint8_t> repeats;
 };
 
 grouped_axis group_axis(const kernels::axis_gather &g);
@@ -56,7 +60,6 @@ struct row_source {
 // into L1 they evict the rows being summed (measured slower than none).
 void prefetch_rows_ahead(const grouped_axis &a, const row_source &src, int64_t row_floats, int64_t i0, int64_t i1,
         int64_t bytes);
-
 
 // For inputs [i0, i1), every one sym4 (needs AVX-512: sym4_columns_available):
 // out[(i - i0) * out_stride + j] = the grouped sum over the rows of src, j < n.
