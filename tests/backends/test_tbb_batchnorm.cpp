@@ -210,13 +210,15 @@ TEST(TbbBatchNorm, FusedReluBlockedPathEqualsOpsRunApart) {
 // through a staged run when not. Both give the reference's values, and the
 // same bits as each other and on 1 and 3 threads.
 TEST(TbbBatchNorm, LargeOutputsMatchReference) {
-    for (int variant = 0; variant < 8; ++variant) { // NXC and NCX: training, global stats, ReLU into diff_dst, into src
+    // NXC and NCX x training and use_global_stats (with diff_gamma/diff_beta:
+    // the sums pass writes diff_src) x no ReLU, a ReLU into diff_dst, into src.
+    for (int variant = 0; variant < 12; ++variant) {
         bn_case c;
         c.nxc = variant % 2 == 0;
         c.shape = c.nxc ? dims {4, 128, 128, 64} : dims {4, 64, 128, 128}; // 2^22 floats: 16 MB
         c.stat_shape = {64};
-        c.global_stats = variant / 2 == 1;
-        c.relu = variant / 2 == 2 ? 1 : variant / 2 == 3 ? 0 : -1;
+        c.global_stats = variant / 2 % 2 == 1;
+        c.relu = variant / 4 == 1 ? 1 : variant / 4 == 2 ? 0 : -1;
         const auto in = bn_inputs(c, 21);
         const auto aligned = run_bn(c, backend_kind::tbb, in);
         expect_close(aligned, run_bn(c, backend_kind::ref, in), c);
