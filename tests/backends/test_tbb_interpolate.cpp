@@ -4,6 +4,7 @@
 // NCX with channels-last strides, f32 / bf16 / f16, 1 to 4 spatial axes; and
 // the same bits for any number of threads.
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -71,6 +72,16 @@ void check_against_reference(const interp_case &c, uint32_t seed) {
     expect_close(run_interp(c, backend_kind::tbb, dd), run_interp(c, backend_kind::ref, dd), c.dt, c.name());
 }
 
+// As check_against_reference, and the same bits on 1 and 3 threads.
+void check_against_reference_on_1_and_3_threads(const interp_case &c, uint32_t seed) {
+    check_against_reference(c, seed);
+    const auto dd = diff_dst_values(c, seed);
+    std::vector<float> one, three;
+    tbb::task_arena(1).execute([&] { one = run_interp(c, backend_kind::tbb, dd); });
+    tbb::task_arena(3).execute([&] { three = run_interp(c, backend_kind::tbb, dd); });
+    EXPECT_EQ(0, std::memcmp(one.data(), three.data(), one.size() * 4)) << c.name();
+}
+
 TEST(TbbInterpolate, MatchesReferenceForEveryModeLayoutAndDtype) {
     std::mt19937 rng(2024);
     int cases = 0;
@@ -130,12 +141,7 @@ TEST(TbbInterpolate, ExactTwoTimesInTwoToFourDimensions) {
                         c.src.insert(c.src.end(), in.begin(), in.end());
                         c.dst.insert(c.dst.end(), sp_out.begin(), sp_out.end());
                         if (nxc) c.src.push_back(channels), c.dst.push_back(channels);
-                        check_against_reference(c, uint32_t(cases++));
-                        const auto dd = diff_dst_values(c, 5);
-                        std::vector<float> one, three;
-                        tbb::task_arena(1).execute([&] { one = run_interp(c, backend_kind::tbb, dd); });
-                        tbb::task_arena(3).execute([&] { three = run_interp(c, backend_kind::tbb, dd); });
-                        EXPECT_EQ(0, std::memcmp(one.data(), three.data(), one.size() * 4)) << c.name();
+                        check_against_reference_on_1_and_3_threads(c, uint32_t(cases++));
                     }
     EXPECT_GE(cases, 180);
 }
@@ -166,12 +172,7 @@ TEST(TbbInterpolate, ExactDownsamplingInTwoAndThreeDimensions) {
                             c.dst = c.src;
                             for (dim d : out) c.src.push_back(factor * d), c.dst.push_back(d);
                             if (nxc) c.src.push_back(channels), c.dst.push_back(channels);
-                            check_against_reference(c, uint32_t(cases++));
-                            const auto dd = diff_dst_values(c, 7);
-                            std::vector<float> one, three;
-                            tbb::task_arena(1).execute([&] { one = run_interp(c, backend_kind::tbb, dd); });
-                            tbb::task_arena(3).execute([&] { three = run_interp(c, backend_kind::tbb, dd); });
-                            EXPECT_EQ(0, std::memcmp(one.data(), three.data(), one.size() * 4)) << c.name();
+                            check_against_reference_on_1_and_3_threads(c, uint32_t(cases++));
                         }
     EXPECT_EQ(cases, 240);
 }

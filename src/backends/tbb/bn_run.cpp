@@ -78,6 +78,44 @@ struct coeffs {
     std::vector<float> mean, a, c2, c0;
 };
 
+// 16 consecutive elements (channels, or of a planar row) of diff_dst (g) and
+// src (x) as f32 vectors, from their element offsets (d for diff_dst, s for
+// src, r for the relu tensors).
+template <typename T, bn_fusion F>
+BPG_ALWAYS_INLINE void load_block(const reader<T, F> &rd, int64_t d, int64_t s, int64_t r, lanes16 &g, lanes16 &x) {
+    float gb[lanes], xb[lanes];
+    for (int l = 0; l < lanes; ++l) {
+        gb[l] = rd.dd(d + l, r + l);
+        xb[l] = rd.src(s + l, r + l);
+    }
+    __builtin_memcpy(&g, gb, sizeof g);
+    __builtin_memcpy(&x, xb, sizeof x);
+}
+
+// The sums of one chunk [b0, b1) of a planar row, as pass 1 defines them:
+// 16 f32 lanes over the whole vectors (add), the tail's elements into lanes
+// 0, 1, ... and the lanes summed in order into a pair of partials (finish).
+// Every planar pass-1 loop goes through this, so they agree bit for bit.
+struct chunk_sums {
+    lanes16 v1 = {}, v2 = {}, mv;
+    float m;
+    explicit chunk_sums(float mean) : mv(lanes16 {} + mean), m(mean) {}
+    BPG_ALWAYS_INLINE void add(const lanes16 &g, const lanes16 &x) { kernels::bn_accumulate(v1, v2, g, x, mv); }
+    template <typename T, bn_fusion F>
+    BPG_ALWAYS_INLINE void finish(const reader<T, F> &rd, int64_t b, int64_t b1, int64_t d0, int64_t s0, int64_t x0,
+            double *pair) const {
+        float s1[lanes], s2[lanes];
+        __builtin_memcpy(s1, &v1, sizeof s1);
+        __builtin_memcpy(s2, &v2, sizeof s2);
+        for (int l = 0; b < b1; ++b, ++l)
+            kernels::bn_accumulate(s1[l], s2[l], rd.dd(d0 + b, x0 + b), rd.src(s0 + b, x0 + b), m);
+        double t1 = 0, t2 = 0;
+        for (int l = 0; l < lanes; ++l) t1 += s1[l], t2 += s2[l];
+        pair[0] = t1;
+        pair[1] = t2;
+    }
+};
+
 // 16 consecutive f32 elements of diff_dst (g) and src (x) as BN sees them,
 // with AVX-512: a fused ReLU as reader::relu computes it (relu_dd where the
 // relu input is > 0, compared ordered, so NaN gives 0; else +0), by a mask
@@ -108,30 +146,19 @@ __attribute__((target("avx512f"))) void global_sums_row_streamed(const bn_plan &
     const int64_t k = r / p.A, a = r % p.A;
     const int64_t s0 = at(p.src, a, k, 0), d0 = at(p.dd, a, k, 0), x0 = at(p.relu_in, a, k, 0);
     float *out = static_cast<float *>(d.ds) + at(p.ds, a, k, 0);
-    const float m = mean[k], ak = cf.a[size_t(k)];
+    const float ak = cf.a[size_t(k)];
     for (int64_t c = 0; c < nch; ++c) {
         const int64_t b0 = c * planar_chunk, b1 = std::min(p.B, b0 + planar_chunk);
-        lanes16 v1 = {}, v2 = {};
-        const lanes16 mv = lanes16 {} + m;
+        chunk_sums cs(mean[k]);
         int64_t b = b0;
         for (; b + lanes <= b1; b += lanes) {
             lanes16 g, x;
             load_lanes_f32<F>(d, d0 + b, s0 + b, x0 + b, g, x);
-            kernels::bn_accumulate(v1, v2, g, x, mv);
+            cs.add(g, x);
             _mm512_stream_ps(out + b, __m512(ak * g)); // as sums_planar writes it
         }
-        float s1[lanes], s2[lanes];
-        __builtin_memcpy(s1, &v1, sizeof s1);
-        __builtin_memcpy(s2, &v2, sizeof s2);
-        for (int l = 0; b < b1; ++b, ++l) {
-            const float g = rd.dd(d0 + b, x0 + b);
-            kernels::bn_accumulate(s1[l], s2[l], g, rd.src(s0 + b, x0 + b), m);
-            out[b] = ak * g;
-        }
-        double t1 = 0, t2 = 0;
-        for (int l = 0; l < lanes; ++l) t1 += s1[l], t2 += s2[l];
-        partial[2 * (r * nch + c)] = t1;
-        partial[2 * (r * nch + c) + 1] = t2;
+        for (int64_t j = b; j < b1; ++j) out[j] = ak * rd.dd(d0 + j, x0 + j);
+        cs.finish(rd, b, b1, d0, s0, x0, partial + 2 * (r * nch + c));
     }
     _mm_sfence(); // the streamed lines are visible before the task ends
 }
@@ -152,56 +179,25 @@ BPG_ALWAYS_INLINE void sums_planar(const bn_plan &p, const data &d, const float 
                 continue;
             }
         const int64_t s0 = at(p.src, a, k, 0), d0 = at(p.dd, a, k, 0), x0 = at(p.relu_in, a, k, 0);
-        const float m = mean[k];
         for (int64_t c = 0; c < nch; ++c) {
             const int64_t b0 = c * planar_chunk, b1 = std::min(p.B, b0 + planar_chunk);
             // 16 f32 lanes as one vector value (one zmm register with AVX-512).
-            lanes16 v1 = {}, v2 = {};
-            const lanes16 mv = lanes16 {} + m;
+            chunk_sums cs(mean[k]);
             int64_t b = b0;
             for (; b + lanes <= b1; b += lanes) {
-                float gb[lanes], xb[lanes];
-                for (int l = 0; l < lanes; ++l) {
-                    gb[l] = rd.dd(d0 + b + l, x0 + b + l);
-                    xb[l] = rd.src(s0 + b + l, x0 + b + l);
-                }
                 lanes16 g, x;
-                __builtin_memcpy(&g, gb, sizeof g);
-                __builtin_memcpy(&x, xb, sizeof x);
-                kernels::bn_accumulate(v1, v2, g, x, mv);
+                load_block(rd, d0 + b, s0 + b, x0 + b, g, x);
+                cs.add(g, x);
             }
-            float s1[lanes], s2[lanes];
-            __builtin_memcpy(s1, &v1, sizeof s1);
-            __builtin_memcpy(s2, &v2, sizeof s2);
-            for (int l = 0; b < b1; ++b, ++l) {
-                const float g = rd.dd(d0 + b, x0 + b);
-                kernels::bn_accumulate(s1[l], s2[l], g, rd.src(s0 + b, x0 + b), m);
-            }
+            cs.finish(rd, b, b1, d0, s0, x0, partial + 2 * (r * nch + c));
             if (global) {
                 const out_run<T> o(static_cast<T *>(d.ds) + at(p.ds, a, k, b0), b1 - b0, d.nontemporal);
                 const float ak = global->a[size_t(k)];
                 for (int64_t j = b0; j < b1; ++j) o.out[j - b0] = from_f32<T>(ak * rd.dd(d0 + j, x0 + j));
                 o.finish();
             }
-            double t1 = 0, t2 = 0;
-            for (int l = 0; l < lanes; ++l) t1 += s1[l], t2 += s2[l];
-            partial[2 * (r * nch + c)] = t1;
-            partial[2 * (r * nch + c) + 1] = t2;
         }
     }
-}
-
-// 16 consecutive channels of diff_dst (g) and src (x) as f32 vectors, from
-// their element offsets (d for diff_dst, s for src, r for the relu tensors).
-template <typename T, bn_fusion F>
-BPG_ALWAYS_INLINE void load_block(const reader<T, F> &rd, int64_t d, int64_t s, int64_t r, lanes16 &g, lanes16 &x) {
-    float gb[lanes], xb[lanes];
-    for (int l = 0; l < lanes; ++l) {
-        gb[l] = rd.dd(d + l, r + l);
-        xb[l] = rd.src(s + l, r + l);
-    }
-    __builtin_memcpy(&g, gb, sizeof g);
-    __builtin_memcpy(&x, xb, sizeof x);
 }
 
 // Pass 1, vector, K = 16 * NB channels (NB <= 4): the sums of chunk c's
