@@ -72,6 +72,22 @@ void check_against_reference(const interp_case &c, uint32_t seed) {
     expect_close(run_interp(c, backend_kind::tbb, dd), run_interp(c, backend_kind::ref, dd), c.dt, c.name());
 }
 
+// N = 2, C = 3 on NCX (channels = 0) or `channels` innermost (NXC); spatial
+// sizes: diff_src (forward src) sizes * src_factor, diff_dst sizes * dst_factor.
+interp_case scaled_case(const char *mode, const char *coord, data_type dt, int64_t channels, const dims &sizes,
+        int64_t src_factor, int64_t dst_factor) {
+    interp_case c;
+    c.mode = mode;
+    c.coord = coord;
+    c.dt = dt;
+    c.nxc = channels > 0;
+    c.src = c.nxc ? dims {2} : dims {2, 3};
+    c.dst = c.src;
+    for (dim d : sizes) c.src.push_back(src_factor * d), c.dst.push_back(dst_factor * d);
+    if (c.nxc) c.src.push_back(channels), c.dst.push_back(channels);
+    return c;
+}
+
 // As check_against_reference, and the same bits on 1 and 3 threads.
 void check_against_reference_on_1_and_3_threads(const interp_case &c, uint32_t seed) {
     check_against_reference(c, seed);
@@ -127,20 +143,8 @@ TEST(TbbInterpolate, ExactTwoTimesInTwoToFourDimensions) {
             for (const char *coord : coords)
                 for (const char *mode : {"linear", "nearest"})
                     for (int nsp : {2, 3, 4}) {
-                        const bool nxc = channels > 0;
-                        interp_case c;
-                        c.mode = mode;
-                        c.coord = coord;
-                        c.dt = dt;
-                        c.nxc = nxc;
                         const dims in = nsp == 2 ? dims {5, 7} : nsp == 3 ? dims {5, 3, 7} : dims {3, 2, 3, 5};
-                        dims sp_out;
-                        for (dim d : in) sp_out.push_back(2 * d);
-                        c.src = nxc ? dims {2} : dims {2, 3};
-                        c.dst = c.src;
-                        c.src.insert(c.src.end(), in.begin(), in.end());
-                        c.dst.insert(c.dst.end(), sp_out.begin(), sp_out.end());
-                        if (nxc) c.src.push_back(channels), c.dst.push_back(channels);
+                        const interp_case c = scaled_case(mode, coord, dt, channels, in, 1, 2);
                         check_against_reference_on_1_and_3_threads(c, uint32_t(cases++));
                     }
     EXPECT_GE(cases, 180);
@@ -159,19 +163,10 @@ TEST(TbbInterpolate, ExactDownsamplingInTwoAndThreeDimensions) {
                 for (const char *mode : {"linear", "nearest"})
                     for (int64_t factor : {2, 3})
                         for (int nsp : {2, 3}) {
-                            const bool nxc = channels > 0;
-                            interp_case c;
-                            c.mode = mode;
-                            c.coord = coord;
-                            c.dt = dt;
-                            c.nxc = nxc;
                             // The last axis long enough that its columns are
                             // not summed in the NXC fused pass (run_sum_gather).
                             const dims out = nsp == 2 ? dims {5, 6} : dims {3, 2, 6};
-                            c.src = nxc ? dims {2} : dims {2, 3};
-                            c.dst = c.src;
-                            for (dim d : out) c.src.push_back(factor * d), c.dst.push_back(d);
-                            if (nxc) c.src.push_back(channels), c.dst.push_back(channels);
+                            const interp_case c = scaled_case(mode, coord, dt, channels, out, factor, 1);
                             check_against_reference_on_1_and_3_threads(c, uint32_t(cases++));
                         }
     EXPECT_EQ(cases, 240);
