@@ -1,12 +1,18 @@
 #include "backends/tbb/convert_rows.hpp"
 
+#include <cpuid.h>
 #include <cstring>
 #include <immintrin.h>
 
 namespace bpg::tbb_backend {
 
+// F16C from CPUID leaf 1 (not every compiler's __builtin_cpu_supports knows
+// it); "avx" also checks that the OS saves the YMM registers.
 bool f16c_available() {
-    static const bool yes = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+    static const bool yes = [] {
+        unsigned a = 0, b = 0, c = 0, d = 0;
+        return __builtin_cpu_supports("avx") && __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
+    }();
     return yes;
 }
 
