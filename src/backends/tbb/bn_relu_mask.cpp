@@ -1,5 +1,7 @@
 #include "backends/tbb/bn_relu_mask.hpp"
 
+#include "backends/tbb/cpu.hpp"
+
 #include <immintrin.h>
 
 #include "backends/tbb/channel_blocks.hpp"
@@ -7,10 +9,7 @@
 
 namespace bpg::tbb_backend {
 
-bool relu_mask_available() {
-    static const bool yes = __builtin_cpu_supports("avx512f");
-    return yes;
-}
+bool relu_mask_available() { return has_avx512f(); }
 
 namespace {
 

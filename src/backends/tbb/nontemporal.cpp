@@ -1,5 +1,7 @@
 #include "backends/tbb/nontemporal.hpp"
 
+#include "backends/tbb/cpu.hpp"
+
 #include <cstdlib>
 #include <algorithm>
 #include <cstring>
@@ -39,8 +41,7 @@ void copy_nontemporal(void *dst, const void *src, size_t bytes) {
 }
 
 bool streams_to(const void *p) {
-    static const bool avx512 = __builtin_cpu_supports("avx512f");
-    return avx512 && reinterpret_cast<uintptr_t>(p) % 64 == 0;
+    return has_avx512f() && reinterpret_cast<uintptr_t>(p) % 64 == 0;
 }
 
 void *stage_buffer(size_t bytes) {

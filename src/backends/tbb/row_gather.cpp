@@ -1,4 +1,6 @@
 #include "backends/tbb/row_gather.hpp"
+
+#include "backends/tbb/cpu.hpp"
 #include "backends/tbb/row_gather_stride2.hpp"
 #include "backends/tbb/simd_store.hpp"
 
@@ -150,28 +152,23 @@ __attribute__((target("avx512f"))) void gather_rows_avx512(const row_gather_tabl
     if (STREAM) _mm_sfence(); // the streamed lines are visible before the task ends
 }
 
-bool has_avx512() {
-    static const bool yes = __builtin_cpu_supports("avx512f");
-    return yes;
-}
-
 } // namespace
 
-bool gather_rows_streams(const row_gather_table &t) { return has_avx512() && !t.stride2; }
+bool gather_rows_streams(const row_gather_table &t) { return has_avx512f() && !t.stride2; }
 
 void gather_rows(const row_gather_table &t, const kernels::axis_gather &g, const float *src, int64_t src_stride,
         float *out, int64_t out_stride, int64_t nrows, bool stream) {
-    if (has_avx512() && t.stride2)
+    if (has_avx512f() && t.stride2)
         return gather_rows_stride2(t, g, src, src_stride, out, out_stride, nrows, 0, int64_t(t.block_slots.size()) - 1);
-    if (has_avx512() && stream) return gather_rows_avx512<true>(t, g, src, src_stride, out, out_stride, nrows);
-    if (has_avx512()) return gather_rows_avx512<false>(t, g, src, src_stride, out, out_stride, nrows);
+    if (has_avx512f() && stream) return gather_rows_avx512<true>(t, g, src, src_stride, out, out_stride, nrows);
+    if (has_avx512f()) return gather_rows_avx512<false>(t, g, src, src_stride, out, out_stride, nrows);
     for (int64_t r = 0; r < nrows; ++r) gather_scalar(g, src + r * src_stride, out + r * out_stride, 0, g.in);
 }
 
 void gather_row(const row_gather_table &t, const kernels::axis_gather &g, const float *src, float *out,
         int64_t b0, int64_t b1) {
-    if (has_avx512() && t.stride2) return gather_rows_stride2(t, g, src, 0, out, 0, 1, b0, b1);
-    if (has_avx512()) return gather_avx512(t, g, src, out, b0, b1);
+    if (has_avx512f() && t.stride2) return gather_rows_stride2(t, g, src, 0, out, 0, 1, b0, b1);
+    if (has_avx512f()) return gather_avx512(t, g, src, out, b0, b1);
     gather_scalar(g, src, out, 16 * b0, std::min(g.in, 16 * b1));
 }
 

@@ -1,5 +1,7 @@
 #include "backends/tbb/row_sum_gather.hpp"
 
+#include "backends/tbb/cpu.hpp"
+
 #include "backends/tbb/stride2_simd.hpp"
 #include "backends/tbb/tap_fold_simd.hpp"
 
@@ -48,8 +50,7 @@ struct fused_rows {
 } // namespace
 
 bool row_sum_gather_available(const row_gather_table &t) {
-    static const bool avx512 = __builtin_cpu_supports("avx512f");
-    return avx512 && t.stride2;
+    return has_avx512f() && t.stride2;
 }
 
 void sum_gather_rows(const grouped_axis &a, int64_t i0, int64_t count, const float **x, const row_source &src,

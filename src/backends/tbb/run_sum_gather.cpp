@@ -1,5 +1,7 @@
 #include "backends/tbb/run_sum_gather.hpp"
 
+#include "backends/tbb/cpu.hpp"
+
 #include <algorithm>
 
 #include "backends/tbb/tap_fold_simd.hpp"
@@ -147,8 +149,7 @@ struct gather_runs {
 } // namespace
 
 bool run_sum_gather_available(const grouped_axis &b, int64_t run) {
-    static const bool avx512 = __builtin_cpu_supports("avx512f");
-    if (!avx512 || run <= 0 || run % 16 != 0) return false;
+    if (!has_avx512f() || run <= 0 || run % 16 != 0) return false;
     // Column sums computed, as chunk() walks b, against the columns there are.
     const int64_t in = int64_t(b.begin.size()) - 1;
     int64_t sums = 0;

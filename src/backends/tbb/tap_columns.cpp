@@ -4,6 +4,8 @@
 // operations in the same order as sum_taps, so the same bits.
 #include <immintrin.h>
 
+#include "backends/tbb/cpu.hpp"
+
 #include "backends/tbb/simd_store.hpp"
 #include "backends/tbb/tap_sum.hpp"
 
@@ -16,7 +18,7 @@ __attribute__((target("avx512f"), always_inline)) inline __m512 load_row(const r
 }
 } // namespace
 
-bool sym4_columns_available() { return __builtin_cpu_supports("avx512f"); }
+bool sym4_columns_available() { return has_avx512f(); }
 
 namespace {
 
