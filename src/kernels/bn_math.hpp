@@ -60,13 +60,20 @@ inline __attribute__((always_inline)) void bn_accumulate(V &sum_dd, V &sum_dd_ce
     sum_dd_centered += diff_dst * (src - mean);
 }
 
+// Pass 2 with use_global_stats: diff_src = a*dd (a = scale), which needs no
+// sums (the kernels write it during the sums pass when diff_gamma is asked for).
+template <typename V, typename C>
+inline __attribute__((always_inline)) void bn_global_diff_src(V &r, const C &a, const V &diff_dst) {
+    r = a * diff_dst;
+}
+
 // Pass 2 with a channel's constants folded (a = scale, c2 = -scale*inv*slope,
 // c0 = -scale*shift): diff_src = a*dd + c2*(src - mean) + c0; with
 // use_global_stats a*dd.
 template <typename V, typename C>
 inline __attribute__((always_inline)) void bn_folded_diff_src(V &r, bool global_stats, const C &a, const V &diff_dst,
         const C &c2, const V &src, const C &mean, const C &c0) {
-    if (global_stats) r = a * diff_dst;
+    if (global_stats) bn_global_diff_src(r, a, diff_dst);
     else r = a * diff_dst + c2 * (src - mean) + c0;
 }
 

@@ -1,10 +1,9 @@
 #include "backends/tbb/bn_relu_mask.hpp"
 
-#include "backends/tbb/cpu.hpp"
-
 #include <immintrin.h>
 
 #include "backends/tbb/channel_blocks.hpp"
+#include "backends/tbb/cpu.hpp"
 #include "kernels/bn_math.hpp"
 
 namespace bpg::tbb_backend {

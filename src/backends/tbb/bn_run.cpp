@@ -155,9 +155,11 @@ __attribute__((target("avx512f"))) void global_sums_row_streamed(const bn_plan &
             lanes16 g, x;
             load_lanes_f32<F>(d, d0 + b, s0 + b, x0 + b, g, x);
             cs.add(g, x);
-            _mm512_stream_ps(out + b, __m512(ak * g)); // as sums_planar writes it
+            lanes16 ds;
+            kernels::bn_global_diff_src(ds, ak, g);
+            _mm512_stream_ps(out + b, __m512(ds));
         }
-        for (int64_t j = b; j < b1; ++j) out[j] = ak * rd.dd(d0 + j, x0 + j);
+        for (int64_t j = b; j < b1; ++j) kernels::bn_global_diff_src(out[j], ak, rd.dd(d0 + j, x0 + j));
         cs.finish(rd, b, b1, d0, s0, x0, partial + 2 * (r * nch + c));
     }
     _mm_sfence(); // the streamed lines are visible before the task ends
@@ -193,7 +195,11 @@ BPG_ALWAYS_INLINE void sums_planar(const bn_plan &p, const data &d, const float 
             if (global) {
                 const out_run<T> o(static_cast<T *>(d.ds) + at(p.ds, a, k, b0), b1 - b0, d.nontemporal);
                 const float ak = global->a[size_t(k)];
-                for (int64_t j = b0; j < b1; ++j) o.out[j - b0] = from_f32<T>(ak * rd.dd(d0 + j, x0 + j));
+                for (int64_t j = b0; j < b1; ++j) {
+                    float ds;
+                    kernels::bn_global_diff_src(ds, ak, rd.dd(d0 + j, x0 + j));
+                    o.out[j - b0] = from_f32<T>(ds);
+                }
                 o.finish();
             }
         }
@@ -255,7 +261,9 @@ __attribute__((target("avx512f"))) void global_sums_streamed_nb(const bn_plan &p
         for (int nb = 0; nb < NB; ++nb) {
             lanes16 g;
             sb.add(p, rd, a, nb, g);
-            _mm512_stream_ps(out + 16 * nb, __m512(ak[nb] * g));
+            lanes16 ds;
+            kernels::bn_global_diff_src(ds, ak[nb], g);
+            _mm512_stream_ps(out + 16 * nb, __m512(ds));
         }
     }
     _mm_sfence(); // the streamed lines are visible before the task ends
@@ -320,7 +328,11 @@ BPG_ALWAYS_INLINE void sums_vector(const bn_plan &p, const data &d, const float 
             if (global) {
                 T *out = run_rows ? rows.out + (a - a0) * p.K : static_cast<T *>(d.ds) + a * p.ds.a;
                 const float *ak = global->a.data();
-                for (int64_t k = 0; k < p.K; ++k) out[k] = from_f32<T>(ak[k] * rd.dd(d0 + k, x0 + k));
+                for (int64_t k = 0; k < p.K; ++k) {
+                    float ds;
+                    kernels::bn_global_diff_src(ds, ak[k], rd.dd(d0 + k, x0 + k));
+                    out[k] = from_f32<T>(ds);
+                }
             }
         }
         if (run_rows) rows.finish();

@@ -215,17 +215,21 @@ template <typename T> struct task {
         }
     }
 
+    // A 16-bit row of diff_dst read at level 0, as f32: its lines are
+    // prefetched p.prefetch_bytes0 ahead as it is converted (see the plan).
+    BPG_ALWAYS_INLINE void load_row0(const T *row, float *out, int64_t n) const {
+        for (int64_t b = 0; p.prefetch_bytes0 > 0 && b < n * int64_t(sizeof(T)); b += 64)
+            prefetch_l2_ahead(reinterpret_cast<const char *>(row) + b, p.prefetch_bytes0);
+        row_io<T>::load(row, out, n);
+    }
+
     // A level-0 slice of 16-bit diff_dst, converted into a ring slot (f32
     // data is read in place).
     BPG_ALWAYS_INLINE const float *slice0(int64_t o) {
         const T *base = dd + o * p.dd_sp[0];
         return s.ring.get(o, [&](float *slot) {
-            for (size_t r = 0; r < p.dd_rows0.size(); ++r) {
-                const T *row = base + p.dd_rows0[r];
-                for (int64_t b = 0; p.prefetch_bytes0 > 0 && b < p.run * int64_t(sizeof(T)); b += 64)
-                    prefetch_l2_ahead(reinterpret_cast<const char *>(row) + b, p.prefetch_bytes0);
-                row_io<T>::load(row, slot + int64_t(r) * p.run, p.run);
-            }
+            for (size_t r = 0; r < p.dd_rows0.size(); ++r)
+                load_row0(base + p.dd_rows0[r], slot + int64_t(r) * p.run, p.run);
         });
     }
 
@@ -249,12 +253,7 @@ template <typename T> struct task {
                 } else {
                     const int64_t first = g.first_output(i, i1), end = g.end_output(i, i1);
                     if (int64_t(s.tile.size()) < (end - first) * n) s.tile.resize(size_t((end - first) * n));
-                    for (int64_t o = first; o < end; ++o) {
-                        const T *row = dd + o * p.dd_sp[0];
-                        for (int64_t b = 0; p.prefetch_bytes0 > 0 && b < n * int64_t(sizeof(T)); b += 64)
-                            prefetch_l2_ahead(reinterpret_cast<const char *>(row) + b, p.prefetch_bytes0);
-                        row_io<T>::load(row, s.tile.data() + (o - first) * n, n);
-                    }
+                    for (int64_t o = first; o < end; ++o) load_row0(dd + o * p.dd_sp[0], s.tile.data() + (o - first) * n, n);
                     rows = {s.tile.data(), n, first};
                 }
                 rows_to_diff_src(a, i, i1 - i, rows, n, ds + i * p.ds_sp[0], p.ds_sp[0],

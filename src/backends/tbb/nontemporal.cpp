@@ -1,13 +1,13 @@
 #include "backends/tbb/nontemporal.hpp"
 
-#include "backends/tbb/cpu.hpp"
-
 #include <cstdlib>
 #include <algorithm>
 #include <cstring>
 #include <memory>
 
 #include <immintrin.h>
+
+#include "backends/tbb/cpu.hpp"
 
 namespace bpg::tbb_backend {
 

@@ -1,7 +1,6 @@
 #include "backends/tbb/row_sum_gather.hpp"
 
 #include "backends/tbb/cpu.hpp"
-
 #include "backends/tbb/stride2_simd.hpp"
 #include "backends/tbb/tap_fold_simd.hpp"
 

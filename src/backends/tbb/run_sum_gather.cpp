@@ -1,9 +1,8 @@
 #include "backends/tbb/run_sum_gather.hpp"
 
-#include "backends/tbb/cpu.hpp"
-
 #include <algorithm>
 
+#include "backends/tbb/cpu.hpp"
 #include "backends/tbb/tap_fold_simd.hpp"
 
 namespace bpg::tbb_backend {

@@ -5,7 +5,6 @@
 #include <immintrin.h>
 
 #include "backends/tbb/cpu.hpp"
-
 #include "backends/tbb/simd_store.hpp"
 #include "backends/tbb/tap_sum.hpp"
 
