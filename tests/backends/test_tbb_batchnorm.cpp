@@ -231,5 +231,29 @@ TEST(TbbBatchNorm, LargeOutputsMatchReference) {
     }
 }
 
+// A ReLU fused into a large NCX problem (diff_src streamed) whose rows are
+// not whole vectors: B = 129 * 129, so 16 of every 17 rows start off a
+// 64-byte boundary and every row ends in a one-element tail. Pass 1 keeps
+// the ReLU's decisions for the whole vectors, pass 2 reads them on the rows
+// it streams and the relu input on the others: the bits of the ops apart,
+// the reference's values, the same bits on 1 and 3 threads.
+TEST(TbbBatchNorm, LargeFusedReluOddRowsEqualsOpsRunApart) {
+    for (int into : {0, 1}) {
+        bn_case c;
+        c.shape = {4, 64, 129, 129}; // 16.3 MB per tensor
+        c.stat_shape = {64};
+        c.relu = into;
+        const auto in = bn_inputs(c, 23);
+        const auto fused = run_bn(c, backend_kind::tbb, in, true);
+        const auto apart = run_bn(c, backend_kind::tbb, in, false);
+        for (auto &[id, v] : fused) EXPECT_EQ(v, apart.at(id)) << c.name() << " output " << id;
+        expect_close(fused, run_bn(c, backend_kind::ref, in), c);
+        for (int threads : {1, 3})
+            tbb::task_arena(threads).execute([&] {
+                EXPECT_EQ(run_bn(c, backend_kind::tbb, in, true), fused) << c.name() << " threads " << threads;
+            });
+    }
+}
+
 } // namespace
 } // namespace bpg::test
