@@ -186,22 +186,24 @@ TEST(TbbBatchNorm, FusedReluEqualsOpsRunApart) {
         }
 }
 
-// Channels-last with K a multiple of 16 (up to 64) takes the register-
-// blocked loops: a ReLU fused into diff_dst still gives the bits of the ops
-// apart, and the reference's values.
-TEST(TbbBatchNorm, FusedReluBlockedPathEqualsOpsRunApart) {
-    for (int64_t k : {16, 32, 64}) {
-        bn_case c;
-        c.nxc = true;
-        c.shape = {2, 9, 7, k};
-        c.stat_shape = {k};
-        c.relu = 1;
-        const auto in = bn_inputs(c, 12);
-        const auto fused = run_bn(c, backend_kind::tbb, in, true);
-        const auto apart = run_bn(c, backend_kind::tbb, in, false);
-        for (auto &[id, v] : fused) EXPECT_EQ(v, apart.at(id)) << c.name() << " output " << id;
-        expect_close(fused, run_bn(c, backend_kind::ref, in), c);
-    }
+// Channels-last with 16 channels or more keeps the fused ReLU's decisions
+// as bits (register-blocked for K = 16, 32, 48, 64; sums in memory for other
+// K, with a partial last word when K % 16 != 0): into either input, the bits
+// of the ops apart and the reference's values.
+TEST(TbbBatchNorm, FusedReluMaskPathEqualsOpsRunApart) {
+    for (int into : {0, 1})
+        for (int64_t k : {16, 32, 64, 24, 80, 130}) {
+            bn_case c;
+            c.nxc = true;
+            c.shape = {2, 9, 7, k};
+            c.stat_shape = {k};
+            c.relu = into;
+            const auto in = bn_inputs(c, 12);
+            const auto fused = run_bn(c, backend_kind::tbb, in, true);
+            const auto apart = run_bn(c, backend_kind::tbb, in, false);
+            for (auto &[id, v] : fused) EXPECT_EQ(v, apart.at(id)) << c.name() << " output " << id;
+            expect_close(fused, run_bn(c, backend_kind::ref, in), c);
+        }
 }
 
 // An f32 diff_src of 16 MB or more leaves with non-temporal stores:
@@ -237,6 +239,25 @@ TEST(TbbBatchNorm, LargeOutputsMatchReference) {
 // the ReLU's decisions for the whole vectors, pass 2 reads them on the rows
 // it streams and the relu input on the others: the bits of the ops apart,
 // the reference's values, the same bits on 1 and 3 threads.
+// The same bits kept for large channels-last problems: K = 128 streams
+// diff_src from the registers, K = 112 (rows not whole vectors) through a
+// staged run.
+TEST(TbbBatchNorm, LargeFusedReluChannelsLastEqualsOpsRunApart) {
+    for (int64_t k : {128, 112})
+        for (int into : {0, 1}) {
+            bn_case c;
+            c.nxc = true;
+            c.shape = {4, k == 128 ? 96 : 104, 96, k}; // 18.9 or 17.9 MB: past 16 MB, streamed
+            c.stat_shape = {k};
+            c.relu = into;
+            const auto in = bn_inputs(c, 29);
+            const auto fused = run_bn(c, backend_kind::tbb, in, true);
+            const auto apart = run_bn(c, backend_kind::tbb, in, false);
+            for (auto &[id, v] : fused) EXPECT_EQ(v, apart.at(id)) << c.name() << " output " << id;
+            expect_close(fused, run_bn(c, backend_kind::ref, in), c);
+        }
+}
+
 TEST(TbbBatchNorm, LargeFusedReluOddRowsEqualsOpsRunApart) {
     for (int into : {0, 1}) {
         bn_case c;

@@ -36,6 +36,7 @@ struct data {
     void *ds = nullptr;
     bool nontemporal = false; // diff_src is large: write it past the caches
     uint16_t *relu_mask = nullptr; // see bn_relu_mask.hpp: set when that path runs
+    relu_mask_rows mask_rows {};    // its tensors
 };
 
 
@@ -323,13 +324,13 @@ void global_sums_streamed(const bn_plan &p, const data &d, const float *mean, co
 template <typename T, bn_fusion F>
 BPG_ALWAYS_INLINE void sums_vector(const bn_plan &p, const data &d, const float *mean, double *partial, int64_t c0, int64_t c1,
         const coeffs *global = nullptr) {
-    if constexpr (std::is_same_v<T, float> && F == bn_fusion::relu_into_dd)
+    if constexpr (std::is_same_v<T, float> && F != bn_fusion::none)
         if (d.relu_mask) {
-            float s1[4 * lanes], s2[4 * lanes];
+            std::vector<float> sums(size_t(2 * lanes * relu_mask_words(p.K)));
+            float *s1 = sums.data(), *s2 = s1 + sums.size() / 2;
             for (int64_t c = c0; c < c1; ++c) {
-                relu_mask_sums(static_cast<const float *>(d.relu_in), static_cast<const float *>(d.relu_dd),
-                        static_cast<const float *>(d.src), mean, p.K, c * vector_chunk,
-                        std::min(p.A, (c + 1) * vector_chunk), d.relu_mask, s1, s2);
+                relu_mask_sums(d.mask_rows, mean, c * vector_chunk, std::min(p.A, (c + 1) * vector_chunk), d.relu_mask,
+                        s1, s2);
                 for (int64_t k = 0; k < p.K; ++k) {
                     partial[2 * (c * p.K + k)] = s1[k];
                     partial[2 * (c * p.K + k) + 1] = s2[k];
@@ -511,15 +512,10 @@ BPG_ALWAYS_INLINE void update(const bn_plan &p, const data &d, const coeffs &cf,
     const bool blocked = !global && p.K % lanes == 0 && p.K > 0 && p.K <= 4 * lanes;
     if constexpr (std::is_same_v<T, float>) {
         float *first = static_cast<float *>(d.ds) + r0 * p.K;
-        if (blocked && d.nontemporal && p.ds.a == p.K && streams_to(first)) {
-            if constexpr (F == bn_fusion::relu_into_dd)
-                if (d.relu_mask) {
-                    relu_mask_update(d.relu_mask, static_cast<const float *>(d.relu_dd),
-                            static_cast<const float *>(d.src), ak, c2, c0, m, p.K, r0, r1, first, r0, true);
-                    return;
-                }
-            return update_streamed<F>(p, d, cf, r0, r1);
-        }
+        const bool streams = d.nontemporal && p.ds.a == p.K && p.K % lanes == 0 && streams_to(first);
+        if (streams && d.relu_mask)
+            return relu_mask_update(d.mask_rows, d.relu_mask, ak, c2, c0, m, r0, r1, first, r0, true);
+        if (streams && blocked) return update_streamed<F>(p, d, cf, r0, r1);
     }
     const bool run_rows = d.nontemporal && p.ds.a == p.K;
     const int64_t group = run_rows ? std::max<int64_t>(1, 16384 / std::max<int64_t>(p.K, 1)) : 1;
@@ -528,10 +524,9 @@ BPG_ALWAYS_INLINE void update(const bn_plan &p, const data &d, const coeffs &cf,
         const out_run<T> rows(static_cast<T *>(d.ds) + g0 * p.ds.a, (g1 - g0) * p.K, run_rows);
         auto out_row = [&](int64_t a) { return run_rows ? rows.out + (a - g0) * p.K : static_cast<T *>(d.ds) + a * p.ds.a; };
         bool done = false;
-        if constexpr (std::is_same_v<T, float> && F == bn_fusion::relu_into_dd)
+        if constexpr (std::is_same_v<T, float> && F != bn_fusion::none)
             if (d.relu_mask) {
-                relu_mask_update(d.relu_mask, static_cast<const float *>(d.relu_dd), static_cast<const float *>(d.src), ak,
-                        c2, c0, m, p.K, g0, g1, out_row(g0), g0);
+                relu_mask_update(d.mask_rows, d.relu_mask, ak, c2, c0, m, g0, g1, out_row(g0), g0);
                 done = true;
             }
         if (done) {
@@ -726,11 +721,17 @@ void run_bn_plan(const bn_plan &p, const backends::buffer_map &b) {
     d.ds = b.at(p.ds_id);
     d.nontemporal = p.A * p.K * p.B * int64_t(size_of(p.dt)) >= nontemporal_min_bytes;
     std::unique_ptr<uint16_t[]> relu_mask;
-    if (p.dt == data_type::f32 && p.fusion == bn_fusion::relu_into_dd && !p.planar && !p.global_stats
-            && p.K % lanes == 0 && p.K > 0 && p.K <= 4 * lanes && p.relu_in.a == p.K && p.relu_dd.a == p.K
-            && p.src.a == p.K && p.ds.a == p.K && relu_mask_available()) {
-        relu_mask.reset(new uint16_t[size_t(p.A * p.K / lanes)]);
+    const bool into_src = p.fusion == bn_fusion::relu_into_src;
+    // Channels-last with a fused ReLU keeps its decisions as bits (see
+    // bn_relu_mask.hpp) where rows are whole: pass 2 then reads two tensors
+    // instead of three (fewer than 16 channels: the generic loops).
+    if (p.dt == data_type::f32 && p.fusion != bn_fusion::none && !p.planar && !p.global_stats && p.K >= lanes
+            && p.relu_in.a == p.K && p.relu_dd.a == p.K && (into_src ? p.dd.a : p.src.a) == p.K && p.ds.a == p.K
+            && relu_mask_available()) {
+        relu_mask.reset(new uint16_t[size_t(p.A * relu_mask_words(p.K))]);
         d.relu_mask = relu_mask.get();
+        d.mask_rows = {static_cast<const float *>(d.relu_in), static_cast<const float *>(d.relu_dd),
+                static_cast<const float *>(into_src ? d.dd : d.src), into_src, p.K};
     }
 
     const size_t K = size_t(p.K);
