@@ -169,8 +169,18 @@ TEST(TbbBatchNorm, SameBitsForAnyThreadCount) {
     }
 }
 
-// ReLUBackprop fused into BN (either input) gives the bits of the two ops
-// run apart on the same backend.
+// ReLUBackprop fused into BN: the bits of the two ops run apart on the same
+// backend, and the reference's values. Returns the fused outputs.
+std::map<size_t, std::vector<float>> expect_fused_equals_apart(const bn_case &c, uint32_t seed) {
+    const auto in = bn_inputs(c, seed);
+    const auto fused = run_bn(c, backend_kind::tbb, in, true);
+    const auto apart = run_bn(c, backend_kind::tbb, in, false);
+    for (auto &[id, v] : fused) EXPECT_EQ(v, apart.at(id)) << c.name() << " output " << id;
+    expect_close(fused, run_bn(c, backend_kind::ref, in), c);
+    return fused;
+}
+
+// Into either input, both layouts.
 TEST(TbbBatchNorm, FusedReluEqualsOpsRunApart) {
     for (int into : {0, 1})
         for (bool nxc : {false, true}) {
@@ -179,17 +189,13 @@ TEST(TbbBatchNorm, FusedReluEqualsOpsRunApart) {
             c.shape = nxc ? dims {2, 6, 7, 5} : dims {2, 5, 6, 7};
             c.stat_shape = {5};
             c.relu = into;
-            const auto in = bn_inputs(c, 4);
-            const auto fused = run_bn(c, backend_kind::tbb, in, true);
-            const auto apart = run_bn(c, backend_kind::tbb, in, false);
-            for (auto &[id, v] : fused) EXPECT_EQ(v, apart.at(id)) << c.name() << " output " << id;
+            expect_fused_equals_apart(c, 4);
         }
 }
 
 // Channels-last with 16 channels or more keeps the fused ReLU's decisions
 // as bits (register-blocked for K = 16, 32, 48, 64; sums in memory for other
-// K, with a partial last word when K % 16 != 0): into either input, the bits
-// of the ops apart and the reference's values.
+// K, with a partial last word when K % 16 != 0), into either input.
 TEST(TbbBatchNorm, FusedReluMaskPathEqualsOpsRunApart) {
     for (int into : {0, 1})
         for (int64_t k : {16, 32, 64, 24, 80, 130}) {
@@ -198,11 +204,7 @@ TEST(TbbBatchNorm, FusedReluMaskPathEqualsOpsRunApart) {
             c.shape = {2, 9, 7, k};
             c.stat_shape = {k};
             c.relu = into;
-            const auto in = bn_inputs(c, 12);
-            const auto fused = run_bn(c, backend_kind::tbb, in, true);
-            const auto apart = run_bn(c, backend_kind::tbb, in, false);
-            for (auto &[id, v] : fused) EXPECT_EQ(v, apart.at(id)) << c.name() << " output " << id;
-            expect_close(fused, run_bn(c, backend_kind::ref, in), c);
+            expect_fused_equals_apart(c, 12);
         }
 }
 
@@ -233,15 +235,8 @@ TEST(TbbBatchNorm, LargeOutputsMatchReference) {
     }
 }
 
-// A ReLU fused into a large NCX problem (diff_src streamed) whose rows are
-// not whole vectors: B = 129 * 129, so 16 of every 17 rows start off a
-// 64-byte boundary and every row ends in a one-element tail. Pass 1 keeps
-// the ReLU's decisions for the whole vectors, pass 2 reads them on the rows
-// it streams and the relu input on the others: the bits of the ops apart,
-// the reference's values, the same bits on 1 and 3 threads.
-// The same bits kept for large channels-last problems: K = 128 streams
-// diff_src from the registers, K = 112 (rows not whole vectors) through a
-// staged run.
+// The bits kept for large channels-last problems: K = 128 streams diff_src
+// from the registers, K = 112 (rows not whole vectors) through a staged run.
 TEST(TbbBatchNorm, LargeFusedReluChannelsLastEqualsOpsRunApart) {
     for (int64_t k : {128, 112})
         for (int into : {0, 1}) {
@@ -250,25 +245,24 @@ TEST(TbbBatchNorm, LargeFusedReluChannelsLastEqualsOpsRunApart) {
             c.shape = {4, k == 128 ? 96 : 104, 96, k}; // 18.9 or 17.9 MB: past 16 MB, streamed
             c.stat_shape = {k};
             c.relu = into;
-            const auto in = bn_inputs(c, 29);
-            const auto fused = run_bn(c, backend_kind::tbb, in, true);
-            const auto apart = run_bn(c, backend_kind::tbb, in, false);
-            for (auto &[id, v] : fused) EXPECT_EQ(v, apart.at(id)) << c.name() << " output " << id;
-            expect_close(fused, run_bn(c, backend_kind::ref, in), c);
+            expect_fused_equals_apart(c, 29);
         }
 }
 
+// A ReLU fused into a large NCX problem (diff_src streamed) whose rows are
+// not whole vectors: B = 129 * 129, so 16 of every 17 rows start off a
+// 64-byte boundary and every row ends in a one-element tail. Pass 1 keeps
+// the ReLU's decisions for the whole vectors, pass 2 reads them on the rows
+// it streams and the relu input on the others; also the same bits on 1 and
+// 3 threads.
 TEST(TbbBatchNorm, LargeFusedReluOddRowsEqualsOpsRunApart) {
     for (int into : {0, 1}) {
         bn_case c;
         c.shape = {4, 64, 129, 129}; // 16.3 MB per tensor
         c.stat_shape = {64};
         c.relu = into;
+        const auto fused = expect_fused_equals_apart(c, 23);
         const auto in = bn_inputs(c, 23);
-        const auto fused = run_bn(c, backend_kind::tbb, in, true);
-        const auto apart = run_bn(c, backend_kind::tbb, in, false);
-        for (auto &[id, v] : fused) EXPECT_EQ(v, apart.at(id)) << c.name() << " output " << id;
-        expect_close(fused, run_bn(c, backend_kind::ref, in), c);
         for (int threads : {1, 3})
             tbb::task_arena(threads).execute([&] {
                 EXPECT_EQ(run_bn(c, backend_kind::tbb, in, true), fused) << c.name() << " threads " << threads;
