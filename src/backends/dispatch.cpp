@@ -5,6 +5,7 @@
 
 #include "backends/dnnl/dnnl_backend.hpp"
 #include "backends/ref/ref_backend.hpp"
+#include "backends/tbb/nontemporal.hpp"
 #include "backends/tbb/tbb_backend.hpp"
 
 namespace bpg::backends {
@@ -56,7 +57,14 @@ bool dnnl_leads(const partition_problem &p) {
     int kept = -1, count = 0;
     for (size_t a = 0; a < bn->reduced.size(); ++a)
         if (!bn->reduced[a]) kept = int(a), ++count;
-    return count == 1 && bn->src.strides[size_t(kept)] == 1 && bn->src.shape[size_t(kept)] > 1;
+    if (count != 1 || bn->src.strides[size_t(kept)] != 1 || bn->src.shape[size_t(kept)] <= 1) return false;
+    // Except where tbb streams diff_src out in whole lines from its register-
+    // blocked loops (16-64 channels in steps of 16, 16 MB or more): there it
+    // took 0.78-0.85x of oneDNN's time (16x112x112x64, three runs).
+    const int64_t channels = bn->src.shape[size_t(kept)];
+    int64_t bytes = 2;
+    for (int64_t d : bn->src.shape) bytes *= d;
+    return !(channels % 16 == 0 && channels <= 64 && bytes >= tbb_backend::nontemporal_min_bytes);
 }
 
 const backend *find_backend(backend_kind k) { return find_in(registered_backends(), k); }
@@ -70,7 +78,8 @@ const backend *find_backend(backend_kind k) { return find_in(registered_backends
 //   2. dnnl - oneDNN 2.6 primitives, where they compute SEMANTICS.md exactly;
 //   3. ref  - the reference, which runs everything.
 // One exception, where oneDNN measured faster: dnnl goes before tbb for
-// BatchNormTrainingBackprop training on channels-last bf16 data (dnnl_leads).
+// BatchNormTrainingBackprop training on channels-last bf16 data, but for the
+// large ones tbb streams from its register blocks (dnnl_leads).
 // The reason names the backends passed over and why.
 const backend &choose_backend(const partition_problem &p, backend_kind requested, const char *env,
         const std::vector<const backend *> &order, std::string *reason) {

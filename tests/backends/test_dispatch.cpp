@@ -69,10 +69,11 @@ TEST(Dispatch, ForcedBackendsAndTheEnvironment) {
 // tries dnnl first (measured faster there); f32, NCX, use_global_stats and
 // other ops keep tbb first, and tbb still runs it when dnnl cannot.
 TEST(Dispatch, DnnlFirstForChannelsLastBf16BatchNormTraining) {
-    const auto bn = [](data_type dt, test::layout fmt, bool global) {
+    const auto bn = [](data_type dt, test::layout fmt, bool global, dims nxc_shape = {2, 5, 5, 16}) {
         test::bn_spec s;
-        s.src_shape = fmt == test::layout::nxc ? dims {2, 5, 5, 16} : dims {2, 16, 5, 5};
-        s.stat_shape = {16};
+        const int64_t c = nxc_shape.back();
+        s.src_shape = fmt == test::layout::nxc ? nxc_shape : dims {nxc_shape[0], c, nxc_shape[1], nxc_shape[2]};
+        s.stat_shape = {c};
         s.fmt = fmt;
         s.dt = dt;
         s.use_global_stats = global;
@@ -86,6 +87,11 @@ TEST(Dispatch, DnnlFirstForChannelsLastBf16BatchNormTraining) {
     std::string why;
     const partition_problem nxc_bf16 = bn(data_type::bf16, test::layout::nxc, false);
     EXPECT_TRUE(dnnl_leads(nxc_bf16));
+    // 16 MB and more: tbb's streamed register blocks (16-64 channels in
+    // steps of 16) lead; other channel counts stay with dnnl.
+    EXPECT_FALSE(dnnl_leads(bn(data_type::bf16, test::layout::nxc, false, {8, 128, 128, 64})));
+    EXPECT_TRUE(dnnl_leads(bn(data_type::bf16, test::layout::nxc, false, {8, 128, 128, 80})));
+    EXPECT_TRUE(dnnl_leads(bn(data_type::bf16, test::layout::nxc, false, {8, 128, 127, 64})));
     EXPECT_EQ(&choose_backend(nxc_bf16, backend_kind::auto_select, nullptr, order, &why), &dnnl);
     EXPECT_NE(why.find("dispatch rule (dnnl, tbb, ref: channels-last bf16 BN training)"), std::string::npos) << why;
     for (const partition_problem &p : {bn(data_type::f32, test::layout::nxc, false),

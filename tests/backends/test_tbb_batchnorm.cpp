@@ -235,6 +235,28 @@ TEST(TbbBatchNorm, LargeOutputsMatchReference) {
     }
 }
 
+// A 16-bit channels-last diff_src of 16 MB or more streams out in whole
+// lines (two vectors per non-temporal store; with K = 48 two rows make a
+// unit, and a task's odd last row ends in an ordinary store): the bits of
+// the staged path (buffers off a 64-byte boundary) and of 3 threads, and the
+// reference's values.
+TEST(TbbBatchNorm, LargeSixteenBitChannelsLastStreamsWholeLines) {
+    for (data_type dt : {data_type::bf16, data_type::f16})
+        for (int64_t k : {64, 48}) {
+            bn_case c;
+            c.nxc = true;
+            c.dt = dt;
+            c.shape = k == 64 ? dims {8, 128, 128, 64} : dims {5, 177, 199, 48}; // 16.0 or 16.1 MB, A odd for K = 48
+            c.stat_shape = {k};
+            const auto in = bn_inputs(c, 31);
+            const auto streamed = run_bn(c, backend_kind::tbb, in);
+            expect_close(streamed, run_bn(c, backend_kind::ref, in), c);
+            tbb::task_arena(3).execute([&] { EXPECT_EQ(run_bn(c, backend_kind::tbb, in), streamed) << c.name(); });
+            c.misaligned = true;
+            EXPECT_EQ(run_bn(c, backend_kind::tbb, in), streamed) << c.name() << " staged";
+        }
+}
+
 // The bits kept for large channels-last problems: K = 128 streams diff_src
 // from the registers, K = 112 (rows not whole vectors) through a staged run.
 TEST(TbbBatchNorm, LargeFusedReluChannelsLastEqualsOpsRunApart) {

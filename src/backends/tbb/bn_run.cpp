@@ -470,28 +470,88 @@ BPG_ALWAYS_INLINE void update_rows_blocked(const bn_plan &p, const reader<T, F> 
     }
 }
 
-// The same for f32 rows of diff_src one after another from a 64-byte-aligned
-// start (AVX-512): each vector goes out with a non-temporal store straight
-// from its register instead of through a staged run (see update()).
-template <bn_fusion F, int NB>
+// 16 f32 lanes as diff_src's T: f32 as they are; bf16 rounded with
+// f32_to_bf16_inline's integer steps, 16 lanes at a time (to nearest even, a
+// NaN kept quiet); f16 by vcvtps2ph, which gives f32_to_f16_inline's bits
+// (see convert_rows.hpp). Per lane, GCC's code for from_f32 left NXC bf16
+// pass 2 at twice the time of the reads and writes it does.
+typedef uint32_t u32x16 __attribute__((vector_size(64)));
+typedef uint16_t u16x16 __attribute__((vector_size(32)));
+typedef uint16_t u16x32 __attribute__((vector_size(64)));
+__attribute__((target("avx512f"), always_inline)) inline u16x16 to_16bit(bf16_t *, const lanes16 &r) {
+    const u32x16 u = (u32x16)r, high = u >> 16; // the bits (a same-size vector cast)
+    const u32x16 rounded = (u + 0x7fffu + (high & 1u)) >> 16;
+    const u32x16 nan = (u & 0x7fffffffu) > 0x7f800000u; // all ones where NaN
+    return __builtin_convertvector((nan & (high | 0x40u)) | (~nan & rounded), u16x16);
+}
+__attribute__((target("avx512f"), always_inline)) inline u16x16 to_16bit(f16_t *, const lanes16 &r) {
+    // (The zero-masking form: GCC 12's unmasked one warns of its own undefined operand.)
+    return u16x16(_mm512_maskz_cvtps_ph(0xffff, __m512(r), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+
+// Two consecutive vectors of lanes out to diff_src at `out` (64-byte
+// aligned) with non-temporal stores of whole lines: a 16-bit pair fills one
+// line (Zen 4 runs half-line non-temporal stores several times slower:
+// NXC bf16 pass 2 measured 1.7x slower with them than with ordinary stores).
+__attribute__((target("avx512f"), always_inline)) inline void stream_pair(float *out, const lanes16 &r0, const lanes16 &r1) {
+    _mm512_stream_ps(out, __m512(r0));
+    _mm512_stream_ps(out + 16, __m512(r1));
+}
+template <typename T>
+__attribute__((target("avx512f"), always_inline)) inline void stream_pair(T *out, const lanes16 &r0, const lanes16 &r1) {
+    const u16x16 lo = to_16bit(out, r0), hi = to_16bit(out, r1);
+    const u16x32 line = __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17,
+            18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
+    _mm512_stream_si512(reinterpret_cast<__m512i *>(out), __m512i(line));
+}
+// One vector alone (the last of an odd count), with an ordinary store.
+__attribute__((target("avx512f"), always_inline)) inline void store_one(float *out, const lanes16 &r) {
+    _mm512_storeu_ps(out, __m512(r));
+}
+template <typename T>
+__attribute__((target("avx512f"), always_inline)) inline void store_one(T *out, const lanes16 &r) {
+    const u16x16 v = to_16bit(out, r);
+    __builtin_memcpy(out, &v, sizeof v);
+}
+
+// The same for rows of diff_src one after another from a 64-byte-aligned
+// start (AVX-512): the vectors go out in pairs with non-temporal stores
+// straight from the registers instead of through a staged run (see
+// update()); with NB odd, two rows make a unit of whole pairs.
+template <typename T, bn_fusion F, int NB>
 __attribute__((target("avx512f"))) void update_rows_streamed(const bn_plan &p, const data &d, const coeffs &cf,
         int64_t a0, int64_t a1) {
-    const reader<float, F> rd(d);
+    const reader<T, F> rd(d);
     const update_block<NB> ub(cf);
-    for (int64_t a = a0; a < a1; ++a) {
-        float *out = static_cast<float *>(d.ds) + a * p.K;
-        for (int nb = 0; nb < NB; ++nb) {
-            lanes16 r;
-            ub.lanes(p, rd, a, nb, r);
-            _mm512_stream_ps(out + 16 * nb, __m512(r));
+    constexpr int rows = NB % 2 == 0 ? 1 : 2;
+    int64_t a = a0;
+    for (; a + rows <= a1; a += rows) {
+        T *out = static_cast<T *>(d.ds) + a * p.K;
+        for (int j = 0; j < rows * NB; j += 2) {
+            lanes16 r0, r1;
+            ub.lanes(p, rd, a + j / NB, j % NB, r0);
+            ub.lanes(p, rd, a + (j + 1) / NB, (j + 1) % NB, r1);
+            stream_pair(out + 16 * j, r0, r1);
         }
     }
+    for (; a < a1; ++a) // a last row of an odd count with NB odd
+        for (int nb = 0; nb < NB; nb += 2) {
+            T *out = static_cast<T *>(d.ds) + a * p.K + 16 * nb;
+            lanes16 r0, r1;
+            ub.lanes(p, rd, a, nb, r0);
+            if (nb + 1 == NB) {
+                store_one(out, r0);
+                break;
+            }
+            ub.lanes(p, rd, a, nb + 1, r1);
+            stream_pair(out, r0, r1);
+        }
     _mm_sfence(); // the streamed lines are visible before the task ends
 }
 
-template <bn_fusion F>
+template <typename T, bn_fusion F>
 void update_streamed(const bn_plan &p, const data &d, const coeffs &cf, int64_t a0, int64_t a1) {
-    with_blocks(p.K, [&](auto nb) BPG_LAMBDA_INLINE { update_rows_streamed<F, nb.value>(p, d, cf, a0, a1); });
+    with_blocks(p.K, [&](auto nb) BPG_LAMBDA_INLINE { update_rows_streamed<T, F, nb.value>(p, d, cf, a0, a1); });
 }
 
 // Pass 2 on rows [r0, r1): planar rows (a, k) or vector rows a.
@@ -505,18 +565,18 @@ BPG_ALWAYS_INLINE void update(const bn_plan &p, const data &d, const coeffs &cf,
     }
     const float *ak = cf.a.data(), *c2 = cf.c2.data(), *c0 = cf.c0.data(), *m = cf.mean.data();
     // Rows that follow each other in memory are written as one staged run
-    // (of at most ~64 KB) when non-temporal; f32 rows of whole vectors from a
+    // (of at most ~64 KB) when non-temporal; rows of whole vectors from a
     // 64-byte-aligned start are streamed straight from the registers instead
     // (NXC f32 training 1.14 -> 0.98 x stream, with a ReLU fused into
-    // diff_dst 1.25 -> 1.19, 7-9 interleaved runs).
+    // diff_dst 1.25 -> 1.19, 7-9 interleaved runs; bf16 1.87 -> 1.23, f16 3.43
+    // -> 1.99, 3 interleaved runs each).
     const bool blocked = !global && p.K % lanes == 0 && p.K > 0 && p.K <= 4 * lanes;
-    if constexpr (std::is_same_v<T, float>) {
-        float *first = static_cast<float *>(d.ds) + r0 * p.K;
-        const bool streams = d.nontemporal && p.ds.a == p.K && p.K % lanes == 0 && streams_to(first);
+    T *first = static_cast<T *>(d.ds) + r0 * p.K;
+    const bool streams = d.nontemporal && p.ds.a == p.K && p.K % lanes == 0 && streams_to(first);
+    if constexpr (std::is_same_v<T, float>)
         if (streams && d.relu_mask)
             return relu_mask_update(d.mask_rows, d.relu_mask, ak, c2, c0, m, r0, r1, first, r0, true);
-        if (streams && blocked) return update_streamed<F>(p, d, cf, r0, r1);
-    }
+    if (streams && blocked) return update_streamed<T, F>(p, d, cf, r0, r1);
     const bool run_rows = d.nontemporal && p.ds.a == p.K;
     const int64_t group = run_rows ? std::max<int64_t>(1, 16384 / std::max<int64_t>(p.K, 1)) : 1;
     for (int64_t g0 = r0; g0 < r1; g0 += group) {
