@@ -239,22 +239,29 @@ TEST(TbbBatchNorm, LargeOutputsMatchReference) {
 // lines (two vectors per non-temporal store; with K = 48 two rows make a
 // unit, and a task's odd last row ends in an ordinary store): the bits of
 // the staged path (buffers off a 64-byte boundary) and of 3 threads, and the
-// reference's values.
+// reference's values; also with a ReLU fused into diff_dst (bf16, K = 64).
 TEST(TbbBatchNorm, LargeSixteenBitChannelsLastStreamsWholeLines) {
-    for (data_type dt : {data_type::bf16, data_type::f16})
-        for (int64_t k : {64, 48}) {
-            bn_case c;
-            c.nxc = true;
-            c.dt = dt;
-            c.shape = k == 64 ? dims {8, 128, 128, 64} : dims {5, 177, 199, 48}; // 16.0 or 16.1 MB, A odd for K = 48
-            c.stat_shape = {k};
-            const auto in = bn_inputs(c, 31);
-            const auto streamed = run_bn(c, backend_kind::tbb, in);
-            expect_close(streamed, run_bn(c, backend_kind::ref, in), c);
-            tbb::task_arena(3).execute([&] { EXPECT_EQ(run_bn(c, backend_kind::tbb, in), streamed) << c.name(); });
-            c.misaligned = true;
-            EXPECT_EQ(run_bn(c, backend_kind::tbb, in), streamed) << c.name() << " staged";
-        }
+    struct variant {
+        data_type dt;
+        int64_t k;
+        int relu;
+    };
+    for (const variant v : {variant {data_type::bf16, 64, -1}, variant {data_type::bf16, 48, -1},
+                 variant {data_type::f16, 64, -1}, variant {data_type::f16, 48, -1}, variant {data_type::bf16, 64, 1}}) {
+        bn_case c;
+        c.nxc = true;
+        c.dt = v.dt;
+        c.relu = v.relu;
+        // 16.0 or 16.1 MB; A odd for K = 48
+        c.shape = v.k == 64 ? dims {8, 128, 128, 64} : dims {5, 177, 199, 48};
+        c.stat_shape = {v.k};
+        const auto in = bn_inputs(c, 31);
+        const auto streamed = run_bn(c, backend_kind::tbb, in);
+        expect_close(streamed, run_bn(c, backend_kind::ref, in), c);
+        tbb::task_arena(3).execute([&] { EXPECT_EQ(run_bn(c, backend_kind::tbb, in), streamed) << c.name(); });
+        c.misaligned = true;
+        EXPECT_EQ(run_bn(c, backend_kind::tbb, in), streamed) << c.name() << " staged";
+    }
 }
 
 // The bits kept for large channels-last problems: K = 128 streams diff_src
