@@ -5,6 +5,7 @@
 
 #include "backends/dnnl/dnnl_backend.hpp"
 #include "backends/ref/ref_backend.hpp"
+#include "backends/tbb/channel_blocks.hpp"
 #include "backends/tbb/nontemporal.hpp"
 #include "backends/tbb/tbb_backend.hpp"
 
@@ -64,7 +65,7 @@ bool dnnl_leads(const partition_problem &p) {
     const int64_t channels = bn->src.shape[size_t(kept)];
     int64_t bytes = 2;
     for (int64_t d : bn->src.shape) bytes *= d;
-    return !(channels % 16 == 0 && channels <= 64 && bytes >= tbb_backend::nontemporal_min_bytes);
+    return !(tbb_backend::fits_blocks(channels) && bytes >= tbb_backend::nontemporal_min_bytes);
 }
 
 const backend *find_backend(backend_kind k) { return find_in(registered_backends(), k); }

@@ -13,11 +13,20 @@ inline uint32_t f32_bits_of(float f) { return __builtin_bit_cast(uint32_t, f); }
 
 inline float bf16_to_f32_inline(uint16_t h) { return bits_f32(uint32_t(h) << 16); }
 
+// f32 bits -> bf16 bits in the low half (round to nearest even, a NaN kept
+// quiet). U is uint32_t or a GCC vector of them (the kernels convert 16
+// lanes at a time with it), so both use this one formula. By reference: a
+// 64-byte vector by value changes the ABI between instruction sets.
+template <typename U> inline __attribute__((always_inline)) void bf16_bits_of_f32_bits(U &bits, const U &u) {
+    const U rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    const U nan = (u >> 16) | 0x40u;
+    bits = (u & 0x7fffffffu) > 0x7f800000u ? nan : rounded;
+}
+
 inline uint16_t f32_to_bf16_inline(float f) {
-    const uint32_t u = f32_bits_of(f);
-    const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-    const uint32_t nan = (u >> 16) | 0x40u;
-    return uint16_t((u & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
+    uint32_t bits;
+    bf16_bits_of_f32_bits(bits, f32_bits_of(f));
+    return uint16_t(bits);
 }
 
 // f16 -> f32: placing the 15 magnitude bits at the top of an f32's exponent

@@ -338,7 +338,7 @@ BPG_ALWAYS_INLINE void sums_vector(const bn_plan &p, const data &d, const float 
             }
             return;
         }
-    if (!global && p.K % lanes == 0 && p.K <= 4 * lanes && p.K > 0) {
+    if (!global && fits_blocks(p.K)) {
         with_blocks(p.K, [&](auto nb) BPG_LAMBDA_INLINE {
             for (int64_t c = c0; c < c1; ++c) sums_vector_blocked<T, F, nb.value>(p, d, mean, partial, c);
         });
@@ -349,7 +349,7 @@ BPG_ALWAYS_INLINE void sums_vector(const bn_plan &p, const data &d, const float 
     float *s1 = acc.get(), *s2 = acc.get() + p.K;
     for (int64_t c = c0; c < c1; ++c) {
         if constexpr (std::is_same_v<T, float>)
-            if (global && d.nontemporal && p.ds.a == p.K && p.K % lanes == 0 && p.K > 0 && p.K <= 4 * lanes
+            if (global && d.nontemporal && p.ds.a == p.K && fits_blocks(p.K)
                     && streams_to(static_cast<float *>(d.ds) + c * vector_chunk * p.K)) {
                 global_sums_streamed<F>(p, d, mean, *global, partial, c);
                 continue;
@@ -470,19 +470,18 @@ BPG_ALWAYS_INLINE void update_rows_blocked(const bn_plan &p, const reader<T, F> 
     }
 }
 
-// 16 f32 lanes as diff_src's T: f32 as they are; bf16 rounded with
-// f32_to_bf16_inline's integer steps, 16 lanes at a time (to nearest even, a
-// NaN kept quiet); f16 by vcvtps2ph, which gives f32_to_f16_inline's bits
+// 16 f32 lanes as diff_src's T: f32 as they are; bf16 rounded by
+// kernels::bf16_bits_of_f32_bits, 16 lanes at a time (the formula of
+// f32_to_bf16_inline); f16 by vcvtps2ph, which gives f32_to_f16_inline's bits
 // (see convert_rows.hpp). Per lane, GCC's code for from_f32 left NXC bf16
 // pass 2 at twice the time of the reads and writes it does.
 typedef uint32_t u32x16 __attribute__((vector_size(64)));
 typedef uint16_t u16x16 __attribute__((vector_size(32)));
 typedef uint16_t u16x32 __attribute__((vector_size(64)));
 __attribute__((target("avx512f"), always_inline)) inline u16x16 to_16bit(bf16_t *, const lanes16 &r) {
-    const u32x16 u = (u32x16)r, high = u >> 16; // the bits (a same-size vector cast)
-    const u32x16 rounded = (u + 0x7fffu + (high & 1u)) >> 16;
-    const u32x16 nan = (u & 0x7fffffffu) > 0x7f800000u; // all ones where NaN
-    return __builtin_convertvector((nan & (high | 0x40u)) | (~nan & rounded), u16x16);
+    u32x16 bits;
+    kernels::bf16_bits_of_f32_bits(bits, (u32x16)r); // (u32x16)r: the bits, by a same-size vector cast
+    return __builtin_convertvector(bits, u16x16);
 }
 __attribute__((target("avx512f"), always_inline)) inline u16x16 to_16bit(f16_t *, const lanes16 &r) {
     // (The zero-masking form: GCC 12's unmasked one warns of its own undefined operand.)
@@ -570,7 +569,7 @@ BPG_ALWAYS_INLINE void update(const bn_plan &p, const data &d, const coeffs &cf,
     // (NXC f32 training 1.14 -> 0.98 x stream, with a ReLU fused into
     // diff_dst 1.25 -> 1.19, 7-9 interleaved runs; bf16 1.87 -> 1.23, f16 3.43
     // -> 1.99, 3 interleaved runs each).
-    const bool blocked = !global && p.K % lanes == 0 && p.K > 0 && p.K <= 4 * lanes;
+    const bool blocked = !global && fits_blocks(p.K);
     T *first = static_cast<T *>(d.ds) + r0 * p.K;
     const bool streams = d.nontemporal && p.ds.a == p.K && p.K % lanes == 0 && streams_to(first);
     if constexpr (std::is_same_v<T, float>)

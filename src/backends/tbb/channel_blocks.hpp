@@ -7,8 +7,11 @@
 
 namespace bpg::tbb_backend {
 
+// Whether K channels fit the register blocks: K = 16 * NB, NB = 1 to 4.
+inline bool fits_blocks(int64_t K) { return K > 0 && K % 16 == 0 && K <= 64; }
+
 // Calls f(std::integral_constant<int, NB>{}) with NB = K / 16 (the caller has
-// checked 16 <= K <= 64 and K % 16 == 0). Inlined, with f, into its caller,
+// checked fits_blocks(K)). Inlined, with f, into its caller,
 // so that f's body is compiled for the caller's instruction set (a
 // target_clones instance); f must be declared always_inline for that too.
 template <typename F> inline __attribute__((always_inline)) decltype(auto) with_blocks(int64_t K, F &&f) {
