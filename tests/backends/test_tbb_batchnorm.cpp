@@ -214,15 +214,18 @@ TEST(TbbBatchNorm, FusedReluMaskPathEqualsOpsRunApart) {
 // through a staged run when not. Both give the reference's values, and the
 // same bits as each other and on 1 and 3 threads.
 TEST(TbbBatchNorm, LargeOutputsMatchReference) {
-    // NXC and NCX x training and use_global_stats (with diff_gamma/diff_beta:
-    // the sums pass writes diff_src) x no ReLU, a ReLU into diff_dst, into src.
-    for (int variant = 0; variant < 12; ++variant) {
+    // NXC and NCX x training, use_global_stats with diff_gamma/diff_beta (the
+    // sums pass writes diff_src) and without (diff_src = a * diff_dst alone,
+    // src not read) x no ReLU, a ReLU into diff_dst, into src.
+    for (int variant = 0; variant < 18; ++variant) {
         bn_case c;
         c.nxc = variant % 2 == 0;
         c.shape = c.nxc ? dims {4, 128, 128, 64} : dims {4, 64, 128, 128}; // 2^22 floats: 16 MB
         c.stat_shape = {64};
-        c.global_stats = variant / 2 % 2 == 1;
-        c.relu = variant / 4 == 1 ? 1 : variant / 4 == 2 ? 0 : -1;
+        const int mode = variant / 2 % 3; // training, use_global_stats with its sums, without
+        c.global_stats = mode != 0;
+        c.three_outputs = mode != 2;
+        c.relu = variant / 6 == 1 ? 1 : variant / 6 == 2 ? 0 : -1;
         const auto in = bn_inputs(c, 21);
         const auto aligned = run_bn(c, backend_kind::tbb, in);
         expect_close(aligned, run_bn(c, backend_kind::ref, in), c);
@@ -235,26 +238,36 @@ TEST(TbbBatchNorm, LargeOutputsMatchReference) {
     }
 }
 
-// A 16-bit channels-last diff_src of 16 MB or more streams out in whole
-// lines (two vectors per non-temporal store; with K = 48 two rows make a
-// unit, and a task's odd last row ends in an ordinary store): the bits of
-// the staged path (buffers off a 64-byte boundary) and of 3 threads, and the
-// reference's values; also with a ReLU fused into diff_dst (bf16, K = 64).
-TEST(TbbBatchNorm, LargeSixteenBitChannelsLastStreamsWholeLines) {
+// A 16-bit diff_src of 16 MB or more streams out in whole lines (two
+// vectors per non-temporal store). Channels-last: with K = 48 two rows make
+// a unit, and a task's odd last row ends in an ordinary store. NCX: rows of
+// 129 * 129 start on a 64-byte boundary one time in 32 and end in a tail of
+// ordinary stores. The bits of the staged path (buffers off a 64-byte
+// boundary) and of 3 threads, and the reference's values; also with a ReLU
+// fused into diff_dst, and use_global_stats with diff_src alone.
+TEST(TbbBatchNorm, LargeSixteenBitStreamsWholeLines) {
     struct variant {
+        bool nxc;
         data_type dt;
         int64_t k;
         int relu;
+        bool global_stats;
     };
-    for (const variant v : {variant {data_type::bf16, 64, -1}, variant {data_type::bf16, 48, -1},
-                 variant {data_type::f16, 64, -1}, variant {data_type::f16, 48, -1}, variant {data_type::bf16, 64, 1}}) {
+    const data_type bf16 = data_type::bf16, f16 = data_type::f16;
+    for (const variant v : {variant {true, bf16, 64, -1, false}, variant {true, bf16, 48, -1, false},
+                 variant {true, f16, 64, -1, false}, variant {true, f16, 48, -1, false}, variant {true, bf16, 64, 1, false},
+                 variant {true, bf16, 64, -1, true}, variant {false, bf16, 128, -1, false},
+                 variant {false, f16, 129, -1, false}, variant {false, bf16, 128, 1, false},
+                 variant {false, f16, 128, 0, true}}) {
         bn_case c;
-        c.nxc = true;
+        c.nxc = v.nxc;
         c.dt = v.dt;
         c.relu = v.relu;
-        // 16.0 or 16.1 MB; A odd for K = 48
-        c.shape = v.k == 64 ? dims {8, 128, 128, 64} : dims {5, 177, 199, 48};
-        c.stat_shape = {v.k};
+        c.global_stats = v.global_stats;
+        c.three_outputs = !v.global_stats;
+        // 16.0 or 16.1 MB; A odd for K = 48. NCX: k is the spatial side.
+        c.shape = !v.nxc ? dims {8, 64, v.k, v.k} : v.k == 64 ? dims {8, 128, 128, 64} : dims {5, 177, 199, 48};
+        c.stat_shape = {v.nxc ? v.k : 64};
         const auto in = bn_inputs(c, 31);
         const auto streamed = run_bn(c, backend_kind::tbb, in);
         expect_close(streamed, run_bn(c, backend_kind::ref, in), c);

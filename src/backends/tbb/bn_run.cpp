@@ -84,14 +84,41 @@ struct coeffs {
 // src (x) as f32 vectors, from their element offsets (d for diff_dst, s for
 // src, r for the relu tensors).
 template <typename T, bn_fusion F>
-BPG_ALWAYS_INLINE void load_block(const reader<T, F> &rd, int64_t d, int64_t s, int64_t r, lanes16 &g, lanes16 &x) {
-    float gb[lanes], xb[lanes];
-    for (int l = 0; l < lanes; ++l) {
-        gb[l] = rd.dd(d + l, r + l);
-        xb[l] = rd.src(s + l, r + l);
-    }
+BPG_ALWAYS_INLINE void load_dd_block(const reader<T, F> &rd, int64_t d, int64_t r, lanes16 &g) {
+    float gb[lanes];
+    for (int l = 0; l < lanes; ++l) gb[l] = rd.dd(d + l, r + l);
     __builtin_memcpy(&g, gb, sizeof g);
+}
+template <typename T, bn_fusion F>
+BPG_ALWAYS_INLINE void load_block(const reader<T, F> &rd, int64_t d, int64_t s, int64_t r, lanes16 &g, lanes16 &x) {
+    load_dd_block(rd, d, r, g);
+    float xb[lanes];
+    for (int l = 0; l < lanes; ++l) xb[l] = rd.src(s + l, r + l);
     __builtin_memcpy(&x, xb, sizeof x);
+}
+
+// Pass 2's diff_src of the element at offsets (d, s, r) (as load_block's),
+// with its channel's constants: with use_global_stats a*dd, and src not read.
+template <typename T, bn_fusion F>
+BPG_ALWAYS_INLINE float diff_src_one(const reader<T, F> &rd, bool global, int64_t d, int64_t s, int64_t r, float ak,
+        float c2, float m, float c0) {
+    const float g = rd.dd(d, r), x = global ? 0.f : rd.src(s, r);
+    float out;
+    kernels::bn_folded_diff_src(out, global, ak, g, c2, x, m, c0);
+    return out;
+}
+// The same for 16 consecutive elements (C: one channel's float constant, or a
+// vector of 16 channels').
+template <typename T, bn_fusion F, typename C>
+BPG_ALWAYS_INLINE void diff_src_block(const reader<T, F> &rd, bool global, int64_t d, int64_t s, int64_t r, const C &ak,
+        const C &c2, const C &m, const C &c0, lanes16 &out) {
+    lanes16 g, x;
+    if (global) {
+        load_dd_block(rd, d, r, g);
+        return kernels::bn_global_diff_src(out, ak, g);
+    }
+    load_block(rd, d, s, r, g, x);
+    kernels::bn_folded_diff_src(out, false, ak, g, c2, x, m, c0);
 }
 
 // The sums of one chunk [b0, b1) of a planar row, as pass 1 defines them:
@@ -123,18 +150,28 @@ struct chunk_sums {
 // relu input is > 0, compared ordered, so NaN gives 0; else +0), by a mask
 // (load_block's per-lane select measured 1.8x slower here). The ReLU's
 // decisions (the lanes whose relu input is > 0) go to `passed`.
+__attribute__((target("avx512f"), always_inline)) inline __m512 relu_lanes_f32(const data &d, int64_t relu_at,
+        __mmask16 &passed) {
+    const __m512 in = _mm512_loadu_ps(static_cast<const float *>(d.relu_in) + relu_at);
+    passed = _mm512_cmp_ps_mask(in, _mm512_setzero_ps(), _CMP_GT_OQ);
+    return _mm512_maskz_mov_ps(passed, _mm512_loadu_ps(static_cast<const float *>(d.relu_dd) + relu_at));
+}
 template <bn_fusion F>
 __attribute__((target("avx512f"), always_inline)) inline void load_lanes_f32(const data &d, int64_t dd_at,
         int64_t src_at, int64_t relu_at, lanes16 &g, lanes16 &x, __mmask16 &passed) {
     __m512 relu = _mm512_setzero_ps();
     passed = 0xffff;
-    if constexpr (F != bn_fusion::none) {
-        const __m512 in = _mm512_loadu_ps(static_cast<const float *>(d.relu_in) + relu_at);
-        passed = _mm512_cmp_ps_mask(in, _mm512_setzero_ps(), _CMP_GT_OQ);
-        relu = _mm512_maskz_mov_ps(passed, _mm512_loadu_ps(static_cast<const float *>(d.relu_dd) + relu_at));
-    }
+    if constexpr (F != bn_fusion::none) relu = relu_lanes_f32(d, relu_at, passed);
     g = lanes16(F == bn_fusion::relu_into_dd ? relu : _mm512_loadu_ps(static_cast<const float *>(d.dd) + dd_at));
     x = lanes16(F == bn_fusion::relu_into_src ? relu : _mm512_loadu_ps(static_cast<const float *>(d.src) + src_at));
+}
+// diff_dst alone (use_global_stats: src, or a ReLU fused into it, not read).
+template <bn_fusion F>
+__attribute__((target("avx512f"), always_inline)) inline void load_dd_lanes_f32(const data &d, int64_t dd_at,
+        int64_t relu_at, lanes16 &g) {
+    __mmask16 passed;
+    if constexpr (F == bn_fusion::relu_into_dd) g = lanes16(relu_lanes_f32(d, relu_at, passed));
+    else g = lanes16(_mm512_loadu_ps(static_cast<const float *>(d.dd) + dd_at));
 }
 
 template <bn_fusion F>
@@ -276,6 +313,7 @@ BPG_ALWAYS_INLINE void sums_vector_blocked(const bn_plan &p, const data &d, cons
     sums_block<NB> sb(mean);
     const int64_t a1 = std::min(p.A, (c + 1) * vector_chunk);
     for (int64_t a = c * vector_chunk; a < a1; ++a)
+#pragma GCC unroll 4 // NB at once, so sb's accumulators stay in registers (not unrolled, GCC kept them in memory)
         for (int nb = 0; nb < NB; ++nb) {
             rd.prefetch(a * p.dd.a + 16 * nb, a * p.src.a + 16 * nb, a * p.relu_in.a + 16 * nb, rows_prefetch_bytes);
             lanes16 g;
@@ -384,92 +422,6 @@ BPG_ALWAYS_INLINE void sums_vector(const bn_plan &p, const data &d, const float 
     }
 }
 
-// Pass 2 on planar f32 row (a, k) whose diff_src starts 64-byte aligned
-// (AVX-512): whole vectors leave with non-temporal stores straight from the
-// registers instead of through a staged run (NCX f32 training 0.85 -> 0.73 x
-// stream, with a ReLU fused into diff_dst 1.07 -> 1.01, 7 interleaved runs).
-// With `passed` (a fused ReLU's decisions for the row's whole vectors, kept
-// by pass 1), the relu input is not read again.
-template <bn_fusion F>
-__attribute__((target("avx512f"))) void update_row_streamed(const bn_plan &p, const data &d, const coeffs &cf,
-        int64_t a, int64_t k, const uint16_t *passed = nullptr) {
-    const reader<float, F> rd(d);
-    const int64_t s0 = at(p.src, a, k, 0), d0 = at(p.dd, a, k, 0), x0 = at(p.relu_in, a, k, 0);
-    float *out = static_cast<float *>(d.ds) + at(p.ds, a, k, 0);
-    const float ak = cf.a[size_t(k)], c2 = cf.c2[size_t(k)], c0 = cf.c0[size_t(k)], m = cf.mean[size_t(k)];
-    int64_t b = 0;
-    for (; b + lanes <= p.B; b += lanes) {
-        lanes16 g, x, r;
-        if (passed) load_lanes_f32_passed<F>(d, d0 + b, s0 + b, x0 + b, passed[b / lanes], g, x);
-        else load_lanes_f32<F>(d, d0 + b, s0 + b, x0 + b, g, x);
-        kernels::bn_folded_diff_src(r, p.global_stats, ak, g, c2, x, m, c0);
-        _mm512_stream_ps(out + b, __m512(r));
-    }
-    for (; b < p.B; ++b) {
-        const float g = rd.dd(d0 + b, x0 + b), x = p.global_stats ? 0.f : rd.src(s0 + b, x0 + b);
-        kernels::bn_folded_diff_src(out[b], p.global_stats, ak, g, c2, x, m, c0);
-    }
-    _mm_sfence(); // the streamed lines are visible before the task ends
-}
-
-// Pass 2 on planar row (a, k).
-template <typename T, bn_fusion F>
-BPG_ALWAYS_INLINE void update_row(const bn_plan &p, const data &d, const coeffs &cf, int64_t a, int64_t k) {
-    if constexpr (std::is_same_v<T, float>) {
-        if (d.nontemporal && streams_to(static_cast<float *>(d.ds) + at(p.ds, a, k, 0)))
-            return update_row_streamed<F>(p, d, cf, a, k);
-    }
-    const reader<T, F> rd(d);
-    const int64_t s0 = at(p.src, a, k, 0), d0 = at(p.dd, a, k, 0), x0 = at(p.relu_in, a, k, 0);
-    const out_run<T> o(static_cast<T *>(d.ds) + at(p.ds, a, k, 0), p.B, d.nontemporal);
-    T *out = o.out;
-    const float ak = cf.a[size_t(k)], c2 = cf.c2[size_t(k)], c0 = cf.c0[size_t(k)], m = cf.mean[size_t(k)];
-    for (int64_t b = 0; b < p.B; ++b) {
-        const float g = rd.dd(d0 + b, x0 + b), x = p.global_stats ? 0.f : rd.src(s0 + b, x0 + b);
-        float r;
-        kernels::bn_folded_diff_src(r, p.global_stats, ak, g, c2, x, m, c0);
-        out[b] = from_f32<T>(r);
-    }
-    o.finish();
-}
-
-// Pass 2, vector, K = 16 * NB channels (NB <= 4): the coefficients in
-// registers, and diff_src of row a's channels [16 nb, 16 nb + 16) with the
-// arithmetic of the generic loop in update().
-template <int NB> struct update_block {
-    lanes16 ak[NB], c2[NB], c0[NB], m[NB];
-    explicit update_block(const coeffs &cf) {
-        __builtin_memcpy(ak, cf.a.data(), sizeof ak);
-        __builtin_memcpy(c2, cf.c2.data(), sizeof c2);
-        __builtin_memcpy(c0, cf.c0.data(), sizeof c0);
-        __builtin_memcpy(m, cf.mean.data(), sizeof m);
-    }
-    // (r by reference: a 64-byte vector by value changes the ABI between the
-    // instruction sets this file is compiled for.)
-    template <typename T, bn_fusion F>
-    BPG_ALWAYS_INLINE void lanes(const bn_plan &p, const reader<T, F> &rd, int64_t a, int nb, lanes16 &r) const {
-        lanes16 g, x;
-        load_block(rd, a * p.dd.a + 16 * nb, a * p.src.a + 16 * nb, a * p.relu_in.a + 16 * nb, g, x);
-        kernels::bn_folded_diff_src(r, false, ak[nb], g, c2[nb], x, m[nb], c0[nb]);
-    }
-};
-
-template <typename T, bn_fusion F, int NB, typename Out>
-BPG_ALWAYS_INLINE void update_rows_blocked(const bn_plan &p, const reader<T, F> &rd, const coeffs &cf, int64_t a0, int64_t a1,
-        Out &&out_row) {
-    const update_block<NB> ub(cf);
-    for (int64_t a = a0; a < a1; ++a) {
-        T *out = out_row(a);
-        for (int nb = 0; nb < NB; ++nb) {
-            float rb[lanes];
-            lanes16 r;
-            ub.lanes(p, rd, a, nb, r);
-            __builtin_memcpy(rb, &r, sizeof rb);
-            for (int l = 0; l < lanes; ++l) out[16 * nb + l] = from_f32<T>(rb[l]);
-        }
-    }
-}
-
 // 16 f32 lanes as diff_src's T: f32 as they are; bf16 rounded by
 // kernels::bf16_bits_of_f32_bits, 16 lanes at a time (the formula of
 // f32_to_bf16_inline); f16 by vcvtps2ph, which gives f32_to_f16_inline's bits
@@ -511,6 +463,95 @@ template <typename T>
 __attribute__((target("avx512f"), always_inline)) inline void store_one(T *out, const lanes16 &r) {
     const u16x16 v = to_16bit(out, r);
     __builtin_memcpy(out, &v, sizeof v);
+}
+
+// Pass 2 on planar row (a, k) whose diff_src starts 64-byte aligned
+// (AVX-512): whole lines leave with non-temporal stores straight from the
+// registers instead of through a staged run (NCX f32 training 0.85 -> 0.73 x
+// stream, with a ReLU fused into diff_dst 1.07 -> 1.01, 7 interleaved runs):
+// f32 a vector at a time, 16-bit a pair of vectors (see stream_pair); the
+// last B % 16 (f32) or B % 32 (16-bit) elements with ordinary stores. With
+// `passed` (f32: a fused ReLU's decisions for the row's whole vectors, kept
+// by pass 1), the relu input is not read again.
+template <typename T, bn_fusion F>
+__attribute__((target("avx512f"))) void update_row_streamed(const bn_plan &p, const data &d, const coeffs &cf,
+        int64_t a, int64_t k, const uint16_t *passed = nullptr) {
+    const reader<T, F> rd(d);
+    const int64_t s0 = at(p.src, a, k, 0), d0 = at(p.dd, a, k, 0), x0 = at(p.relu_in, a, k, 0);
+    T *out = static_cast<T *>(d.ds) + at(p.ds, a, k, 0);
+    const float ak = cf.a[size_t(k)], c2 = cf.c2[size_t(k)], c0 = cf.c0[size_t(k)], m = cf.mean[size_t(k)];
+    const bool global = p.global_stats;
+    int64_t b = 0;
+    if constexpr (std::is_same_v<T, float>) {
+        for (; b + lanes <= p.B; b += lanes) {
+            lanes16 g, x, r;
+            if (global) load_dd_lanes_f32<F>(d, d0 + b, x0 + b, g);
+            else if (passed) load_lanes_f32_passed<F>(d, d0 + b, s0 + b, x0 + b, passed[b / lanes], g, x);
+            else load_lanes_f32<F>(d, d0 + b, s0 + b, x0 + b, g, x);
+            if (global) kernels::bn_global_diff_src(r, ak, g);
+            else kernels::bn_folded_diff_src(r, false, ak, g, c2, x, m, c0);
+            _mm512_stream_ps(out + b, __m512(r));
+        }
+    } else {
+        for (; b + 2 * lanes <= p.B; b += 2 * lanes) {
+            lanes16 r0, r1;
+            diff_src_block(rd, global, d0 + b, s0 + b, x0 + b, ak, c2, m, c0, r0);
+            diff_src_block(rd, global, d0 + b + lanes, s0 + b + lanes, x0 + b + lanes, ak, c2, m, c0, r1);
+            stream_pair(out + b, r0, r1);
+        }
+    }
+    for (; b < p.B; ++b) out[b] = from_f32<T>(diff_src_one(rd, global, d0 + b, s0 + b, x0 + b, ak, c2, m, c0));
+    _mm_sfence(); // the streamed lines are visible before the task ends
+}
+
+// Pass 2 on planar row (a, k).
+template <typename T, bn_fusion F>
+BPG_ALWAYS_INLINE void update_row(const bn_plan &p, const data &d, const coeffs &cf, int64_t a, int64_t k) {
+    if (d.nontemporal && streams_to(static_cast<T *>(d.ds) + at(p.ds, a, k, 0)))
+        return update_row_streamed<T, F>(p, d, cf, a, k);
+    const reader<T, F> rd(d);
+    const int64_t s0 = at(p.src, a, k, 0), d0 = at(p.dd, a, k, 0), x0 = at(p.relu_in, a, k, 0);
+    const out_run<T> o(static_cast<T *>(d.ds) + at(p.ds, a, k, 0), p.B, d.nontemporal);
+    const float ak = cf.a[size_t(k)], c2 = cf.c2[size_t(k)], c0 = cf.c0[size_t(k)], m = cf.mean[size_t(k)];
+    for (int64_t b = 0; b < p.B; ++b)
+        o.out[b] = from_f32<T>(diff_src_one(rd, p.global_stats, d0 + b, s0 + b, x0 + b, ak, c2, m, c0));
+    o.finish();
+}
+
+// Pass 2, vector, K = 16 * NB channels (NB <= 4): the coefficients in
+// registers, and diff_src of row a's channels [16 nb, 16 nb + 16) with the
+// arithmetic of the generic loop in update().
+template <int NB> struct update_block {
+    lanes16 ak[NB], c2[NB], c0[NB], m[NB];
+    explicit update_block(const coeffs &cf) {
+        __builtin_memcpy(ak, cf.a.data(), sizeof ak);
+        __builtin_memcpy(c2, cf.c2.data(), sizeof c2);
+        __builtin_memcpy(c0, cf.c0.data(), sizeof c0);
+        __builtin_memcpy(m, cf.mean.data(), sizeof m);
+    }
+    // (r by reference: a 64-byte vector by value changes the ABI between the
+    // instruction sets this file is compiled for.)
+    template <typename T, bn_fusion F>
+    BPG_ALWAYS_INLINE void lanes(const bn_plan &p, const reader<T, F> &rd, int64_t a, int nb, lanes16 &r) const {
+        diff_src_block(rd, p.global_stats, a * p.dd.a + 16 * nb, a * p.src.a + 16 * nb, a * p.relu_in.a + 16 * nb,
+                ak[nb], c2[nb], m[nb], c0[nb], r);
+    }
+};
+
+template <typename T, bn_fusion F, int NB, typename Out>
+BPG_ALWAYS_INLINE void update_rows_blocked(const bn_plan &p, const reader<T, F> &rd, const coeffs &cf, int64_t a0, int64_t a1,
+        Out &&out_row) {
+    const update_block<NB> ub(cf);
+    for (int64_t a = a0; a < a1; ++a) {
+        T *out = out_row(a);
+        for (int nb = 0; nb < NB; ++nb) {
+            float rb[lanes];
+            lanes16 r;
+            ub.lanes(p, rd, a, nb, r);
+            __builtin_memcpy(rb, &r, sizeof rb);
+            for (int l = 0; l < lanes; ++l) out[16 * nb + l] = from_f32<T>(rb[l]);
+        }
+    }
 }
 
 // The same for rows of diff_src one after another from a 64-byte-aligned
@@ -569,7 +610,7 @@ BPG_ALWAYS_INLINE void update(const bn_plan &p, const data &d, const coeffs &cf,
     // (NXC f32 training 1.14 -> 0.98 x stream, with a ReLU fused into
     // diff_dst 1.25 -> 1.19, 7-9 interleaved runs; bf16 1.87 -> 1.23, f16 3.43
     // -> 1.99, 3 interleaved runs each).
-    const bool blocked = !global && fits_blocks(p.K);
+    const bool blocked = fits_blocks(p.K);
     T *first = static_cast<T *>(d.ds) + r0 * p.K;
     const bool streams = d.nontemporal && p.ds.a == p.K && p.K % lanes == 0 && streams_to(first);
     if constexpr (std::is_same_v<T, float>)
@@ -598,12 +639,8 @@ BPG_ALWAYS_INLINE void update(const bn_plan &p, const data &d, const coeffs &cf,
             for (int64_t a = g0; a < g1; ++a) {
                 const int64_t s0 = a * p.src.a, d0 = a * p.dd.a, x0 = a * p.relu_in.a;
                 T *out = out_row(a);
-                for (int64_t k = 0; k < p.K; ++k) {
-                    const float g = rd.dd(d0 + k, x0 + k), x = global ? 0.f : rd.src(s0 + k, x0 + k);
-                    float r;
-                    kernels::bn_folded_diff_src(r, global, ak[k], g, c2[k], x, m[k], c0[k]);
-                    out[k] = from_f32<T>(r);
-                }
+                for (int64_t k = 0; k < p.K; ++k)
+                    out[k] = from_f32<T>(diff_src_one(rd, global, d0 + k, s0 + k, x0 + k, ak[k], c2[k], m[k], c0[k]));
             }
         }
         rows.finish();
@@ -705,7 +742,7 @@ template <bn_fusion F>
 void relu_passed_update_channel(const bn_plan &p, const data &d, const coeffs &cf, int64_t k, const uint16_t *passed) {
     for (int64_t a = p.A - 1; a >= 0; --a) {
         if (d.nontemporal && streams_to(static_cast<float *>(d.ds) + at(p.ds, a, k, 0)))
-            update_row_streamed<F>(p, d, cf, a, k, passed + a * (p.B / lanes));
+            update_row_streamed<float, F>(p, d, cf, a, k, passed + a * (p.B / lanes));
         else
             upd(p, d, cf, a * p.K + k, a * p.K + k + 1);
     }
