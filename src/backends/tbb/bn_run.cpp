@@ -29,6 +29,9 @@ constexpr int64_t planar_chunk = 4096; // elements of a run summed in f32 lanes
 constexpr int64_t vector_chunk = 256;  // rows summed in f32 per channel
 constexpr int lanes = 16;
 typedef float lanes16 __attribute__((vector_size(64)));
+typedef uint32_t u32x16 __attribute__((vector_size(64)));
+typedef uint16_t u16x16 __attribute__((vector_size(32)));
+typedef uint16_t u16x32 __attribute__((vector_size(64)));
 
 // Data pointers of one execute (typed by the kernels that read them).
 struct data {
@@ -145,61 +148,101 @@ struct chunk_sums {
     }
 };
 
-// 16 consecutive f32 elements of diff_dst (g) and src (x) as BN sees them,
-// with AVX-512: a fused ReLU as reader::relu computes it (relu_dd where the
-// relu input is > 0, compared ordered, so NaN gives 0; else +0), by a mask
+// 16 consecutive elements of T as f32 lanes with AVX-512: bf16 widened and
+// shifted (bf16_to_f32_inline's bits), f16 by vcvtph2ps (the values of
+// f16_to_f32_inline; a signalling NaN comes out quiet, which no result
+// computed from it can show, see convert_rows.hpp). Per lane (load_block),
+// GCC converted f16 in 8-lane halves through the stack: NCX f16 pass 1 took
+// twice the time of the reads it does.
+__attribute__((target("avx512f"), always_inline)) inline __m512 lanes_f32(const float *p) { return _mm512_loadu_ps(p); }
+// (Vector extensions and zero-masking forms: GCC 12's unmasked intrinsics
+// warn of their own undefined operand.)
+__attribute__((target("avx512f"), always_inline)) inline __m512 lanes_f32(const bf16_t *p) {
+    const __m512i w = _mm512_maskz_cvtepu16_epi32(0xffff, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)));
+    return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xffff, w, 16));
+}
+__attribute__((target("avx512f"), always_inline)) inline __m512 lanes_f32(const f16_t *p) {
+    return _mm512_maskz_cvtph_ps(0xffff, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)));
+}
+template <typename T> BPG_ALWAYS_INLINE const T *tensor(const void *base, int64_t at) {
+    return static_cast<const T *>(base) + at;
+}
+
+// 16 consecutive elements of diff_dst (g) and src (x) as BN sees them, with
+// AVX-512: a fused ReLU as reader::relu computes it (relu_dd where the relu
+// input is > 0, compared ordered, so NaN gives 0; else +0), by a mask
 // (load_block's per-lane select measured 1.8x slower here). The ReLU's
 // decisions (the lanes whose relu input is > 0) go to `passed`.
-__attribute__((target("avx512f"), always_inline)) inline __m512 relu_lanes_f32(const data &d, int64_t relu_at,
+template <typename T>
+__attribute__((target("avx512f"), always_inline)) inline __m512 relu_lanes(const data &d, int64_t relu_at,
         __mmask16 &passed) {
-    const __m512 in = _mm512_loadu_ps(static_cast<const float *>(d.relu_in) + relu_at);
+    const __m512 in = lanes_f32(tensor<T>(d.relu_in, relu_at));
     passed = _mm512_cmp_ps_mask(in, _mm512_setzero_ps(), _CMP_GT_OQ);
-    return _mm512_maskz_mov_ps(passed, _mm512_loadu_ps(static_cast<const float *>(d.relu_dd) + relu_at));
+    return _mm512_maskz_mov_ps(passed, lanes_f32(tensor<T>(d.relu_dd, relu_at)));
 }
-template <bn_fusion F>
-__attribute__((target("avx512f"), always_inline)) inline void load_lanes_f32(const data &d, int64_t dd_at,
-        int64_t src_at, int64_t relu_at, lanes16 &g, lanes16 &x, __mmask16 &passed) {
+template <typename T, bn_fusion F>
+__attribute__((target("avx512f"), always_inline)) inline void load_lanes(const data &d, int64_t dd_at, int64_t src_at,
+        int64_t relu_at, lanes16 &g, lanes16 &x, __mmask16 &passed) {
     __m512 relu = _mm512_setzero_ps();
     passed = 0xffff;
-    if constexpr (F != bn_fusion::none) relu = relu_lanes_f32(d, relu_at, passed);
-    g = lanes16(F == bn_fusion::relu_into_dd ? relu : _mm512_loadu_ps(static_cast<const float *>(d.dd) + dd_at));
-    x = lanes16(F == bn_fusion::relu_into_src ? relu : _mm512_loadu_ps(static_cast<const float *>(d.src) + src_at));
+    if constexpr (F != bn_fusion::none) relu = relu_lanes<T>(d, relu_at, passed);
+    g = lanes16(F == bn_fusion::relu_into_dd ? relu : lanes_f32(tensor<T>(d.dd, dd_at)));
+    x = lanes16(F == bn_fusion::relu_into_src ? relu : lanes_f32(tensor<T>(d.src, src_at)));
+}
+template <typename T, bn_fusion F>
+__attribute__((target("avx512f"), always_inline)) inline void load_lanes(const data &d, int64_t dd_at, int64_t src_at,
+        int64_t relu_at, lanes16 &g, lanes16 &x) {
+    __mmask16 passed;
+    load_lanes<T, F>(d, dd_at, src_at, relu_at, g, x, passed);
 }
 // diff_dst alone (use_global_stats: src, or a ReLU fused into it, not read).
-template <bn_fusion F>
-__attribute__((target("avx512f"), always_inline)) inline void load_dd_lanes_f32(const data &d, int64_t dd_at,
+template <typename T, bn_fusion F>
+__attribute__((target("avx512f"), always_inline)) inline void load_dd_lanes(const data &d, int64_t dd_at,
         int64_t relu_at, lanes16 &g) {
     __mmask16 passed;
-    if constexpr (F == bn_fusion::relu_into_dd) g = lanes16(relu_lanes_f32(d, relu_at, passed));
-    else g = lanes16(_mm512_loadu_ps(static_cast<const float *>(d.dd) + dd_at));
+    if constexpr (F == bn_fusion::relu_into_dd) g = lanes16(relu_lanes<T>(d, relu_at, passed));
+    else g = lanes16(lanes_f32(tensor<T>(d.dd, dd_at)));
 }
 
-template <bn_fusion F>
-__attribute__((target("avx512f"), always_inline)) inline void load_lanes_f32(const data &d, int64_t dd_at,
-        int64_t src_at, int64_t relu_at, lanes16 &g, lanes16 &x) {
-    __mmask16 passed;
-    load_lanes_f32<F>(d, dd_at, src_at, relu_at, g, x, passed);
-}
-
-// The same with the ReLU's decisions already known (kept by pass 1): the
-// relu input is not read. (Without a ReLU, the plain loads.)
+// f32 with the ReLU's decisions already known (kept by pass 1): the relu
+// input is not read. (Without a ReLU, the plain loads.)
 template <bn_fusion F>
 __attribute__((target("avx512f"), always_inline)) inline void load_lanes_f32_passed(const data &d, int64_t dd_at,
         int64_t src_at, int64_t relu_at, __mmask16 passed, lanes16 &g, lanes16 &x) {
-    if constexpr (F == bn_fusion::none) return load_lanes_f32<F>(d, dd_at, src_at, relu_at, g, x);
-    const __m512 relu = _mm512_maskz_loadu_ps(passed, static_cast<const float *>(d.relu_dd) + relu_at);
-    g = lanes16(F == bn_fusion::relu_into_dd ? relu : _mm512_loadu_ps(static_cast<const float *>(d.dd) + dd_at));
-    x = lanes16(F == bn_fusion::relu_into_src ? relu : _mm512_loadu_ps(static_cast<const float *>(d.src) + src_at));
+    if constexpr (F == bn_fusion::none) return load_lanes<float, F>(d, dd_at, src_at, relu_at, g, x);
+    const __m512 relu = _mm512_maskz_loadu_ps(passed, tensor<float>(d.relu_dd, relu_at));
+    g = lanes16(F == bn_fusion::relu_into_dd ? relu : _mm512_loadu_ps(tensor<float>(d.dd, dd_at)));
+    x = lanes16(F == bn_fusion::relu_into_src ? relu : _mm512_loadu_ps(tensor<float>(d.src, src_at)));
 }
 
-// Pass 1 on planar f32 row (a, k) with AVX-512: the chunks of sums_planar,
+// diff_src_block with AVX-512 loads (C: one channel's float constant, or a
+// vector of 16 channels'); `passed`: f32 decisions kept by pass 1, or null.
+template <typename T, bn_fusion F, typename C>
+__attribute__((target("avx512f"), always_inline)) inline void diff_src_lanes(const data &d, bool global, int64_t dd_at,
+        int64_t src_at, int64_t relu_at, const C &ak, const C &c2, const C &m, const C &c0, lanes16 &r,
+        const uint16_t *passed = nullptr) {
+    lanes16 g, x;
+    if (global) {
+        load_dd_lanes<T, F>(d, dd_at, relu_at, g);
+        return kernels::bn_global_diff_src(r, ak, g);
+    }
+    if constexpr (std::is_same_v<T, float>) {
+        if (passed) load_lanes_f32_passed<F>(d, dd_at, src_at, relu_at, *passed, g, x);
+        else load_lanes<T, F>(d, dd_at, src_at, relu_at, g, x);
+    } else {
+        load_lanes<T, F>(d, dd_at, src_at, relu_at, g, x);
+    }
+    kernels::bn_folded_diff_src(r, false, ak, g, c2, x, m, c0);
+}
+
+// Pass 1 on planar row (a, k) with AVX-512: the chunks of sums_planar,
 // summed in the same order (same bits); each whole vector's diff_dst lanes,
 // offset b and ReLU decisions also go to `each` (a functor, so it can carry
 // the target attribute a lambda would not).
-template <bn_fusion F, typename Each>
+template <typename T, bn_fusion F, typename Each>
 __attribute__((target("avx512f"), always_inline)) inline void planar_row_sums_avx512(const bn_plan &p, const data &d,
         const float *mean, double *partial, int64_t r, Each &each) {
-    const reader<float, F> rd(d);
+    const reader<T, F> rd(d);
     const int64_t nch = (p.B + planar_chunk - 1) / planar_chunk;
     const int64_t k = r / p.A, a = r % p.A;
     const int64_t s0 = at(p.src, a, k, 0), d0 = at(p.dd, a, k, 0), x0 = at(p.relu_in, a, k, 0);
@@ -210,7 +253,7 @@ __attribute__((target("avx512f"), always_inline)) inline void planar_row_sums_av
         for (; b + lanes <= b1; b += lanes) {
             lanes16 g, x;
             __mmask16 passed;
-            load_lanes_f32<F>(d, d0 + b, s0 + b, x0 + b, g, x, passed);
+            load_lanes<T, F>(d, d0 + b, s0 + b, x0 + b, g, x, passed);
             cs.add(g, x);
             each(b, g, passed);
         }
@@ -235,12 +278,23 @@ __attribute__((target("avx512f"))) void global_sums_row_streamed(const bn_plan &
             _mm512_stream_ps(out + b, __m512(ds));
         }
     } each {static_cast<float *>(d.ds) + at(p.ds, a, k, 0), cf.a[size_t(k)]};
-    planar_row_sums_avx512<F>(p, d, mean, partial, r, each);
+    planar_row_sums_avx512<float, F>(p, d, mean, partial, r, each);
     // The tail (B % 16 elements, all in the last chunk), element by element.
     const reader<float, F> rd(d);
     const int64_t d0 = at(p.dd, a, k, 0), x0 = at(p.relu_in, a, k, 0);
     for (int64_t j = p.B / lanes * lanes; j < p.B; ++j) kernels::bn_global_diff_src(each.out[j], each.ak, rd.dd(d0 + j, x0 + j));
     _mm_sfence(); // the streamed lines are visible before the task ends
+}
+
+// Pass 1 on planar 16-bit row r with the AVX-512 loads: the sums of
+// sums_planar (same bits).
+template <typename T, bn_fusion F>
+__attribute__((target("avx512f"))) void row_sums_avx512(const bn_plan &p, const data &d, const float *mean,
+        double *partial, int64_t r) {
+    struct nothing_else {
+        __attribute__((target("avx512f"), always_inline)) void operator()(int64_t, const lanes16 &, __mmask16) {}
+    } each;
+    planar_row_sums_avx512<T, F>(p, d, mean, partial, r, each);
 }
 
 // Pass 1, planar: row (k, a) of B contiguous elements, in chunks. With
@@ -256,6 +310,11 @@ BPG_ALWAYS_INLINE void sums_planar(const bn_plan &p, const data &d, const float 
         if constexpr (std::is_same_v<T, float>)
             if (global && d.nontemporal && streams_to(static_cast<float *>(d.ds) + at(p.ds, a, k, 0))) {
                 global_sums_row_streamed<F>(p, d, mean, *global, partial, r);
+                continue;
+            }
+        if constexpr (!std::is_same_v<T, float>)
+            if (!global && has_avx512f()) {
+                row_sums_avx512<T, F>(p, d, mean, partial, r);
                 continue;
             }
         const int64_t s0 = at(p.src, a, k, 0), d0 = at(p.dd, a, k, 0), x0 = at(p.relu_in, a, k, 0);
@@ -296,6 +355,12 @@ template <int NB> struct sums_block {
         load_block(rd, a * p.dd.a + 16 * nb, a * p.src.a + 16 * nb, a * p.relu_in.a + 16 * nb, g, x);
         kernels::bn_accumulate(v1[nb], v2[nb], g, x, mv[nb]);
     }
+    template <typename T, bn_fusion F>
+    __attribute__((target("avx512f"), always_inline)) void add_avx512(const bn_plan &p, const data &d, int64_t a, int nb) {
+        lanes16 g, x;
+        load_lanes<T, F>(d, a * p.dd.a + 16 * nb, a * p.src.a + 16 * nb, a * p.relu_in.a + 16 * nb, g, x);
+        kernels::bn_accumulate(v1[nb], v2[nb], g, x, mv[nb]);
+    }
     BPG_ALWAYS_INLINE void store(const bn_plan &p, int64_t c, double *partial) const {
         float s1[NB * lanes], s2[NB * lanes];
         __builtin_memcpy(s1, v1, sizeof s1);
@@ -320,6 +385,25 @@ BPG_ALWAYS_INLINE void sums_vector_blocked(const bn_plan &p, const data &d, cons
             sb.add(p, rd, a, nb, g);
         }
     sb.store(p, c, partial);
+}
+
+// The same for 16-bit data with the AVX-512 loads (see lanes_f32), chunks
+// [c0, c1): the same sums (same bits).
+template <typename T, bn_fusion F, int NB>
+__attribute__((target("avx512f"))) void sums_vector_blocked_avx512(const bn_plan &p, const data &d, const float *mean,
+        double *partial, int64_t c0, int64_t c1) {
+    const reader<T, F> rd(d);
+    for (int64_t c = c0; c < c1; ++c) {
+        sums_block<NB> sb(mean);
+        const int64_t a1 = std::min(p.A, (c + 1) * vector_chunk);
+        for (int64_t a = c * vector_chunk; a < a1; ++a)
+#pragma GCC unroll 4 // as in sums_vector_blocked
+            for (int nb = 0; nb < NB; ++nb) {
+                rd.prefetch(a * p.dd.a + 16 * nb, a * p.src.a + 16 * nb, a * p.relu_in.a + 16 * nb, rows_prefetch_bytes);
+                sb.template add_avx512<T, F>(p, d, a, nb);
+            }
+        sb.store(p, c, partial);
+    }
 }
 
 // use_global_stats, f32, K = 16 * NB channels, diff_src rows one after
@@ -378,6 +462,8 @@ BPG_ALWAYS_INLINE void sums_vector(const bn_plan &p, const data &d, const float 
         }
     if (!global && fits_blocks(p.K)) {
         with_blocks(p.K, [&](auto nb) BPG_LAMBDA_INLINE {
+            if constexpr (!std::is_same_v<T, float>)
+                if (has_avx512f()) return sums_vector_blocked_avx512<T, F, nb.value>(p, d, mean, partial, c0, c1);
             for (int64_t c = c0; c < c1; ++c) sums_vector_blocked<T, F, nb.value>(p, d, mean, partial, c);
         });
         return;
@@ -427,9 +513,6 @@ BPG_ALWAYS_INLINE void sums_vector(const bn_plan &p, const data &d, const float 
 // f32_to_bf16_inline); f16 by vcvtps2ph, which gives f32_to_f16_inline's bits
 // (see convert_rows.hpp). Per lane, GCC's code for from_f32 left NXC bf16
 // pass 2 at twice the time of the reads and writes it does.
-typedef uint32_t u32x16 __attribute__((vector_size(64)));
-typedef uint16_t u16x16 __attribute__((vector_size(32)));
-typedef uint16_t u16x32 __attribute__((vector_size(64)));
 __attribute__((target("avx512f"), always_inline)) inline u16x16 to_16bit(bf16_t *, const lanes16 &r) {
     u32x16 bits;
     kernels::bf16_bits_of_f32_bits(bits, (u32x16)r); // (u32x16)r: the bits, by a same-size vector cast
@@ -484,19 +567,15 @@ __attribute__((target("avx512f"))) void update_row_streamed(const bn_plan &p, co
     int64_t b = 0;
     if constexpr (std::is_same_v<T, float>) {
         for (; b + lanes <= p.B; b += lanes) {
-            lanes16 g, x, r;
-            if (global) load_dd_lanes_f32<F>(d, d0 + b, x0 + b, g);
-            else if (passed) load_lanes_f32_passed<F>(d, d0 + b, s0 + b, x0 + b, passed[b / lanes], g, x);
-            else load_lanes_f32<F>(d, d0 + b, s0 + b, x0 + b, g, x);
-            if (global) kernels::bn_global_diff_src(r, ak, g);
-            else kernels::bn_folded_diff_src(r, false, ak, g, c2, x, m, c0);
+            lanes16 r;
+            diff_src_lanes<T, F>(d, global, d0 + b, s0 + b, x0 + b, ak, c2, m, c0, r, passed ? passed + b / lanes : nullptr);
             _mm512_stream_ps(out + b, __m512(r));
         }
     } else {
         for (; b + 2 * lanes <= p.B; b += 2 * lanes) {
             lanes16 r0, r1;
-            diff_src_block(rd, global, d0 + b, s0 + b, x0 + b, ak, c2, m, c0, r0);
-            diff_src_block(rd, global, d0 + b + lanes, s0 + b + lanes, x0 + b + lanes, ak, c2, m, c0, r1);
+            diff_src_lanes<T, F>(d, global, d0 + b, s0 + b, x0 + b, ak, c2, m, c0, r0);
+            diff_src_lanes<T, F>(d, global, d0 + b + lanes, s0 + b + lanes, x0 + b + lanes, ak, c2, m, c0, r1);
             stream_pair(out + b, r0, r1);
         }
     }
@@ -536,6 +615,12 @@ template <int NB> struct update_block {
         diff_src_block(rd, p.global_stats, a * p.dd.a + 16 * nb, a * p.src.a + 16 * nb, a * p.relu_in.a + 16 * nb,
                 ak[nb], c2[nb], m[nb], c0[nb], r);
     }
+    template <typename T, bn_fusion F>
+    __attribute__((target("avx512f"), always_inline)) void lanes_avx512(const bn_plan &p, const data &d, int64_t a,
+            int nb, lanes16 &r) const {
+        diff_src_lanes<T, F>(d, p.global_stats, a * p.dd.a + 16 * nb, a * p.src.a + 16 * nb,
+                a * p.relu_in.a + 16 * nb, ak[nb], c2[nb], m[nb], c0[nb], r);
+    }
 };
 
 template <typename T, bn_fusion F, int NB, typename Out>
@@ -561,7 +646,6 @@ BPG_ALWAYS_INLINE void update_rows_blocked(const bn_plan &p, const reader<T, F> 
 template <typename T, bn_fusion F, int NB>
 __attribute__((target("avx512f"))) void update_rows_streamed(const bn_plan &p, const data &d, const coeffs &cf,
         int64_t a0, int64_t a1) {
-    const reader<T, F> rd(d);
     const update_block<NB> ub(cf);
     constexpr int rows = NB % 2 == 0 ? 1 : 2;
     int64_t a = a0;
@@ -569,8 +653,8 @@ __attribute__((target("avx512f"))) void update_rows_streamed(const bn_plan &p, c
         T *out = static_cast<T *>(d.ds) + a * p.K;
         for (int j = 0; j < rows * NB; j += 2) {
             lanes16 r0, r1;
-            ub.lanes(p, rd, a + j / NB, j % NB, r0);
-            ub.lanes(p, rd, a + (j + 1) / NB, (j + 1) % NB, r1);
+            ub.template lanes_avx512<T, F>(p, d, a + j / NB, j % NB, r0);
+            ub.template lanes_avx512<T, F>(p, d, a + (j + 1) / NB, (j + 1) % NB, r1);
             stream_pair(out + 16 * j, r0, r1);
         }
     }
@@ -578,12 +662,12 @@ __attribute__((target("avx512f"))) void update_rows_streamed(const bn_plan &p, c
         for (int nb = 0; nb < NB; nb += 2) {
             T *out = static_cast<T *>(d.ds) + a * p.K + 16 * nb;
             lanes16 r0, r1;
-            ub.lanes(p, rd, a, nb, r0);
+            ub.template lanes_avx512<T, F>(p, d, a, nb, r0);
             if (nb + 1 == NB) {
                 store_one(out, r0);
                 break;
             }
-            ub.lanes(p, rd, a, nb + 1, r1);
+            ub.template lanes_avx512<T, F>(p, d, a, nb + 1, r1);
             stream_pair(out, r0, r1);
         }
     _mm_sfence(); // the streamed lines are visible before the task ends
@@ -665,7 +749,7 @@ __attribute__((target("avx512f"))) void relu_passed_sums_channel(const bn_plan &
     };
     for (int64_t a = 0; a < p.A; ++a) {
         keep_decisions each {passed + a * (p.B / lanes)};
-        planar_row_sums_avx512<F>(p, d, mean, partial, k * p.A + a, each);
+        planar_row_sums_avx512<float, F>(p, d, mean, partial, k * p.A + a, each);
     }
 }
 
