@@ -228,6 +228,8 @@ TEST(BpgBench, DefaultSuitesAreValidCases) {
     EXPECT_NE(interp.out.find("interp bilinear NCX f32 16x64x56x56->16x64x112x112"), std::string::npos);
     EXPECT_NE(interp.out.find("interp trilinear NXC f32 2x32x32x32x32->2x64x64x64x32"), std::string::npos);
     EXPECT_NE(bn.out.find("bn global_stats NXC f32 16x112x112x64"), std::string::npos);
+    EXPECT_NE(bn.out.find("bn global_stats NCX f32 16x64x112x112 1 output"), std::string::npos);
+    EXPECT_NE(bn.out.find("bn training NXC f16 16x112x112x64"), std::string::npos);
 }
 
 TEST(BpgBench, BadOptionsExit2WithOneLine) {

@@ -74,7 +74,15 @@ std::vector<bench_case> batchnorm_suite() {
     // use_global_stats, both layouts.
     for (bool global_stats : {false, true})
         for (const char *format : {"NCX", "NXC"}) s.push_back(bn(format, f32, shape, global_stats));
-    for (const char *format : {"NCX", "NXC"}) s.push_back(bn(format, data_type::bf16, shape, false));
+    // use_global_stats asking diff_src alone (frozen statistics): one read,
+    // one write.
+    for (const char *format : {"NCX", "NXC"}) {
+        bench_case c = bn(format, f32, shape, true);
+        c.outputs = 1;
+        s.push_back(c);
+    }
+    for (data_type dt : {data_type::bf16, data_type::f16})
+        for (const char *format : {"NCX", "NXC"}) s.push_back(bn(format, dt, shape, false));
     // Issue 4's fusion: ReLUBackprop -> BN diff_dst, fused (each such case
     // also times the two ops apart in the same rounds).
     for (const char *format : {"NCX", "NXC"}) {
