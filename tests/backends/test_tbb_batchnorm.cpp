@@ -244,27 +244,28 @@ TEST(TbbBatchNorm, LargeOutputsMatchReference) {
 // 129 * 129 start on a 64-byte boundary one time in 32 and end in a tail of
 // ordinary stores. The bits of the staged path (buffers off a 64-byte
 // boundary) and of 3 threads, and the reference's values; also with a ReLU
-// fused into diff_dst, and use_global_stats with diff_src alone.
+// fused into diff_dst, and use_global_stats with diff_src alone (0) or with
+// diff_gamma/diff_beta (1: the sums pass writes diff_src).
 TEST(TbbBatchNorm, LargeSixteenBitStreamsWholeLines) {
     struct variant {
         bool nxc;
         data_type dt;
         int64_t k;
         int relu;
-        bool global_stats;
+        int global_stats; // -1: training
     };
     const data_type bf16 = data_type::bf16, f16 = data_type::f16;
-    for (const variant v : {variant {true, bf16, 64, -1, false}, variant {true, bf16, 48, -1, false},
-                 variant {true, f16, 64, -1, false}, variant {true, f16, 48, -1, false}, variant {true, bf16, 64, 1, false},
-                 variant {true, bf16, 64, -1, true}, variant {false, bf16, 128, -1, false},
-                 variant {false, f16, 129, -1, false}, variant {false, bf16, 128, 1, false},
-                 variant {false, f16, 128, 0, true}}) {
+    for (const variant v : {variant {true, bf16, 64, -1, -1}, variant {true, bf16, 48, -1, -1},
+                 variant {true, f16, 64, -1, -1}, variant {true, f16, 48, -1, -1}, variant {true, bf16, 64, 1, -1},
+                 variant {true, bf16, 64, -1, 0}, variant {false, bf16, 128, -1, -1}, variant {false, f16, 129, -1, -1},
+                 variant {false, bf16, 128, 1, -1}, variant {false, f16, 128, 0, 0}, variant {false, bf16, 129, 1, 1},
+                 variant {false, f16, 128, -1, 1}, variant {true, bf16, 48, -1, 1}, variant {true, f16, 64, 0, 1}}) {
         bn_case c;
         c.nxc = v.nxc;
         c.dt = v.dt;
         c.relu = v.relu;
-        c.global_stats = v.global_stats;
-        c.three_outputs = !v.global_stats;
+        c.global_stats = v.global_stats >= 0;
+        c.three_outputs = v.global_stats != 0;
         // 16.0 or 16.1 MB; A odd for K = 48. NCX: k is the spatial side.
         c.shape = !v.nxc ? dims {8, 64, v.k, v.k} : v.k == 64 ? dims {8, 128, 128, 64} : dims {5, 177, 199, 48};
         c.stat_shape = {v.nxc ? v.k : 64};

@@ -235,6 +235,46 @@ __attribute__((target("avx512f"), always_inline)) inline void diff_src_lanes(con
     kernels::bn_folded_diff_src(r, false, ak, g, c2, x, m, c0);
 }
 
+// 16 f32 lanes as diff_src's T: f32 as they are; bf16 rounded by
+// kernels::bf16_bits_of_f32_bits, 16 lanes at a time (the formula of
+// f32_to_bf16_inline); f16 by vcvtps2ph, which gives f32_to_f16_inline's bits
+// (see convert_rows.hpp). Per lane, GCC's code for from_f32 left NXC bf16
+// pass 2 at twice the time of the reads and writes it does.
+__attribute__((target("avx512f"), always_inline)) inline u16x16 to_16bit(bf16_t *, const lanes16 &r) {
+    u32x16 bits;
+    kernels::bf16_bits_of_f32_bits(bits, (u32x16)r); // (u32x16)r: the bits, by a same-size vector cast
+    return __builtin_convertvector(bits, u16x16);
+}
+__attribute__((target("avx512f"), always_inline)) inline u16x16 to_16bit(f16_t *, const lanes16 &r) {
+    // (The zero-masking form: GCC 12's unmasked one warns of its own undefined operand.)
+    return u16x16(_mm512_maskz_cvtps_ph(0xffff, __m512(r), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+
+// Two consecutive vectors of lanes out to diff_src at `out` (64-byte
+// aligned) with non-temporal stores of whole lines: a 16-bit pair fills one
+// line (Zen 4 runs half-line non-temporal stores several times slower:
+// NXC bf16 pass 2 measured 1.7x slower with them than with ordinary stores).
+__attribute__((target("avx512f"), always_inline)) inline void stream_pair(float *out, const lanes16 &r0, const lanes16 &r1) {
+    _mm512_stream_ps(out, __m512(r0));
+    _mm512_stream_ps(out + 16, __m512(r1));
+}
+template <typename T>
+__attribute__((target("avx512f"), always_inline)) inline void stream_pair(T *out, const lanes16 &r0, const lanes16 &r1) {
+    const u16x16 lo = to_16bit(out, r0), hi = to_16bit(out, r1);
+    const u16x32 line = __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17,
+            18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
+    _mm512_stream_si512(reinterpret_cast<__m512i *>(out), __m512i(line));
+}
+// One vector alone (the last of an odd count), with an ordinary store.
+__attribute__((target("avx512f"), always_inline)) inline void store_one(float *out, const lanes16 &r) {
+    _mm512_storeu_ps(out, __m512(r));
+}
+template <typename T>
+__attribute__((target("avx512f"), always_inline)) inline void store_one(T *out, const lanes16 &r) {
+    const u16x16 v = to_16bit(out, r);
+    __builtin_memcpy(out, &v, sizeof v);
+}
+
 // Pass 1 on planar row (a, k) with AVX-512: the chunks of sums_planar,
 // summed in the same order (same bits); each whole vector's diff_dst lanes,
 // offset b and ReLU decisions also go to `each` (a functor, so it can carry
@@ -261,28 +301,41 @@ __attribute__((target("avx512f"), always_inline)) inline void planar_row_sums_av
     }
 }
 
-// use_global_stats with its sums, planar f32 row (k, a) whose diff_src
-// starts 64-byte aligned (AVX-512): the sums of sums_planar, chunk by chunk
-// in the same order, and diff_src = a * diff_dst streamed straight from the
+// use_global_stats with its sums, planar row (k, a) whose diff_src starts
+// 64-byte aligned (AVX-512): the sums of sums_planar, chunk by chunk in the
+// same order, and diff_src = a * diff_dst streamed straight from the
 // registers instead of through a staged run (NCX f32 use_global_stats
-// 1.16 -> 0.94 x stream, 9 interleaved runs).
-template <bn_fusion F>
+// 1.16 -> 0.94 x stream, 9 interleaved runs): f32 a vector at a time,
+// 16-bit a pair (an even vector waits for the odd one, see stream_pair).
+template <typename T, bn_fusion F>
 __attribute__((target("avx512f"))) void global_sums_row_streamed(const bn_plan &p, const data &d, const float *mean,
         const coeffs &cf, double *partial, int64_t r) {
     const int64_t k = r / p.A, a = r % p.A;
     struct stream_diff_src {
-        float *out, ak;
+        T *out;
+        float ak;
+        lanes16 held;
         __attribute__((target("avx512f"), always_inline)) void operator()(int64_t b, const lanes16 &g, __mmask16) {
             lanes16 ds;
             kernels::bn_global_diff_src(ds, ak, g);
-            _mm512_stream_ps(out + b, __m512(ds));
+            if constexpr (std::is_same_v<T, float>) _mm512_stream_ps(out + b, __m512(ds));
+            else if (b / lanes % 2 == 0) held = ds;
+            else stream_pair(out + b - lanes, held, ds);
         }
-    } each {static_cast<float *>(d.ds) + at(p.ds, a, k, 0), cf.a[size_t(k)]};
-    planar_row_sums_avx512<float, F>(p, d, mean, partial, r, each);
-    // The tail (B % 16 elements, all in the last chunk), element by element.
-    const reader<float, F> rd(d);
+    } each {static_cast<T *>(d.ds) + at(p.ds, a, k, 0), cf.a[size_t(k)], {}};
+    planar_row_sums_avx512<T, F>(p, d, mean, partial, r, each);
+    // A 16-bit even vector still held (ordinary store), then the tail (B % 16
+    // elements, all in the last chunk) element by element.
+    int64_t j = p.B / lanes * lanes;
+    if constexpr (!std::is_same_v<T, float>)
+        if (j / lanes % 2 == 1) store_one(each.out + j - lanes, each.held);
+    const reader<T, F> rd(d);
     const int64_t d0 = at(p.dd, a, k, 0), x0 = at(p.relu_in, a, k, 0);
-    for (int64_t j = p.B / lanes * lanes; j < p.B; ++j) kernels::bn_global_diff_src(each.out[j], each.ak, rd.dd(d0 + j, x0 + j));
+    for (; j < p.B; ++j) {
+        float ds;
+        kernels::bn_global_diff_src(ds, each.ak, rd.dd(d0 + j, x0 + j));
+        each.out[j] = from_f32<T>(ds);
+    }
     _mm_sfence(); // the streamed lines are visible before the task ends
 }
 
@@ -307,11 +360,10 @@ BPG_ALWAYS_INLINE void sums_planar(const bn_plan &p, const data &d, const float 
     const int64_t nch = (p.B + planar_chunk - 1) / planar_chunk;
     for (int64_t r = r0; r < r1; ++r) {
         const int64_t k = r / p.A, a = r % p.A;
-        if constexpr (std::is_same_v<T, float>)
-            if (global && d.nontemporal && streams_to(static_cast<float *>(d.ds) + at(p.ds, a, k, 0))) {
-                global_sums_row_streamed<F>(p, d, mean, *global, partial, r);
-                continue;
-            }
+        if (global && d.nontemporal && streams_to(static_cast<T *>(d.ds) + at(p.ds, a, k, 0))) {
+            global_sums_row_streamed<T, F>(p, d, mean, *global, partial, r);
+            continue;
+        }
         if constexpr (!std::is_same_v<T, float>)
             if (!global && has_avx512f()) {
                 row_sums_avx512<T, F>(p, d, mean, partial, r);
@@ -356,10 +408,20 @@ template <int NB> struct sums_block {
         kernels::bn_accumulate(v1[nb], v2[nb], g, x, mv[nb]);
     }
     template <typename T, bn_fusion F>
-    __attribute__((target("avx512f"), always_inline)) void add_avx512(const bn_plan &p, const data &d, int64_t a, int nb) {
-        lanes16 g, x;
+    __attribute__((target("avx512f"), always_inline)) void add_avx512(const bn_plan &p, const data &d, int64_t a, int nb,
+            lanes16 &g) {
+        lanes16 x;
         load_lanes<T, F>(d, a * p.dd.a + 16 * nb, a * p.src.a + 16 * nb, a * p.relu_in.a + 16 * nb, g, x);
         kernels::bn_accumulate(v1[nb], v2[nb], g, x, mv[nb]);
+    }
+    // use_global_stats: also diff_src = a * diff_dst of those lanes (ak: a of
+    // the NB channel blocks).
+    template <typename T, bn_fusion F>
+    __attribute__((target("avx512f"), always_inline)) void add_global_avx512(const bn_plan &p, const data &d, int64_t a,
+            int nb, const lanes16 *ak, lanes16 &r) {
+        lanes16 g;
+        add_avx512<T, F>(p, d, a, nb, g);
+        kernels::bn_global_diff_src(r, ak[nb], g);
     }
     BPG_ALWAYS_INLINE void store(const bn_plan &p, int64_t c, double *partial) const {
         float s1[NB * lanes], s2[NB * lanes];
@@ -400,44 +462,65 @@ __attribute__((target("avx512f"))) void sums_vector_blocked_avx512(const bn_plan
 #pragma GCC unroll 4 // as in sums_vector_blocked
             for (int nb = 0; nb < NB; ++nb) {
                 rd.prefetch(a * p.dd.a + 16 * nb, a * p.src.a + 16 * nb, a * p.relu_in.a + 16 * nb, rows_prefetch_bytes);
-                sb.template add_avx512<T, F>(p, d, a, nb);
+                lanes16 g;
+                sb.template add_avx512<T, F>(p, d, a, nb, g);
             }
         sb.store(p, c, partial);
     }
 }
 
-// use_global_stats, f32, K = 16 * NB channels, diff_src rows one after
-// another from a 64-byte-aligned start (AVX-512): chunk c's sums as
+// use_global_stats, K = 16 * NB channels, diff_src rows one after another
+// from a 64-byte-aligned start (AVX-512): chunk c's sums as
 // sums_vector_blocked and diff_src = a * diff_dst (the generic loop's
 // arithmetic) streamed straight from the registers with non-temporal stores
-// (NXC f32 use_global_stats 1.32 -> 0.85 x stream, 7 interleaved runs).
-template <bn_fusion F, int NB>
+// (NXC f32 use_global_stats 1.32 -> 0.85 x stream, 7 interleaved runs):
+// f32 a vector at a time, 16-bit a pair (with NB odd, two rows make a unit
+// of whole pairs, as in update_rows_streamed).
+template <typename T, bn_fusion F, int NB>
 __attribute__((target("avx512f"))) void global_sums_streamed_nb(const bn_plan &p, const data &d, const float *mean,
         const coeffs &cf, double *partial, int64_t c) {
-    const reader<float, F> rd(d);
+    constexpr bool f32 = std::is_same_v<T, float>;
+    constexpr int rows = f32 || NB % 2 == 0 ? 1 : 2, step = f32 ? 1 : 2;
     sums_block<NB> sb(mean);
     lanes16 ak[NB];
     __builtin_memcpy(ak, cf.a.data(), sizeof ak);
     const int64_t a1 = std::min(p.A, (c + 1) * vector_chunk);
-    for (int64_t a = c * vector_chunk; a < a1; ++a) {
-        float *out = static_cast<float *>(d.ds) + a * p.K;
-        for (int nb = 0; nb < NB; ++nb) {
-            lanes16 g;
-            sb.add(p, rd, a, nb, g);
-            lanes16 ds;
-            kernels::bn_global_diff_src(ds, ak[nb], g);
-            _mm512_stream_ps(out + 16 * nb, __m512(ds));
+    int64_t a = c * vector_chunk;
+    for (; a + rows <= a1; a += rows) {
+        T *out = static_cast<T *>(d.ds) + a * p.K;
+#pragma GCC unroll 4 // as in sums_vector_blocked
+        for (int j = 0; j < rows * NB; j += step) {
+            lanes16 r0, r1;
+            sb.template add_global_avx512<T, F>(p, d, a + j / NB, j % NB, ak, r0);
+            if constexpr (f32) {
+                _mm512_stream_ps(out + 16 * j, __m512(r0));
+            } else {
+                sb.template add_global_avx512<T, F>(p, d, a + (j + 1) / NB, (j + 1) % NB, ak, r1);
+                stream_pair(out + 16 * j, r0, r1);
+            }
         }
     }
+    for (; a < a1; ++a) // 16-bit, NB odd: a last row of an odd count
+        for (int nb = 0; nb < NB; nb += 2) {
+            T *out = static_cast<T *>(d.ds) + a * p.K + 16 * nb;
+            lanes16 r0, r1;
+            sb.template add_global_avx512<T, F>(p, d, a, nb, ak, r0);
+            if (nb + 1 == NB) {
+                store_one(out, r0);
+                break;
+            }
+            sb.template add_global_avx512<T, F>(p, d, a, nb + 1, ak, r1);
+            stream_pair(out, r0, r1);
+        }
     _mm_sfence(); // the streamed lines are visible before the task ends
     sb.store(p, c, partial);
 }
 
-template <bn_fusion F>
+template <typename T, bn_fusion F>
 void global_sums_streamed(const bn_plan &p, const data &d, const float *mean, const coeffs &cf, double *partial,
         int64_t c) {
     with_blocks(p.K, [&](auto nb) BPG_LAMBDA_INLINE {
-        global_sums_streamed_nb<F, nb.value>(p, d, mean, cf, partial, c);
+        global_sums_streamed_nb<T, F, nb.value>(p, d, mean, cf, partial, c);
     });
 }
 
@@ -472,12 +555,11 @@ BPG_ALWAYS_INLINE void sums_vector(const bn_plan &p, const data &d, const float 
     std::unique_ptr<float[]> acc(new float[size_t(2 * p.K)]);
     float *s1 = acc.get(), *s2 = acc.get() + p.K;
     for (int64_t c = c0; c < c1; ++c) {
-        if constexpr (std::is_same_v<T, float>)
-            if (global && d.nontemporal && p.ds.a == p.K && fits_blocks(p.K)
-                    && streams_to(static_cast<float *>(d.ds) + c * vector_chunk * p.K)) {
-                global_sums_streamed<F>(p, d, mean, *global, partial, c);
-                continue;
-            }
+        if (global && d.nontemporal && p.ds.a == p.K && fits_blocks(p.K)
+                && streams_to(static_cast<T *>(d.ds) + c * vector_chunk * p.K)) {
+            global_sums_streamed<T, F>(p, d, mean, *global, partial, c);
+            continue;
+        }
         for (int64_t k = 0; k < 2 * p.K; ++k) acc[size_t(k)] = 0.f;
         const int64_t a0 = c * vector_chunk, a1 = std::min(p.A, (c + 1) * vector_chunk);
         // Global stats write diff_src rows here; staged as one run when they
@@ -506,46 +588,6 @@ BPG_ALWAYS_INLINE void sums_vector(const bn_plan &p, const data &d, const float 
             partial[2 * (c * p.K + k) + 1] = s2[k];
         }
     }
-}
-
-// 16 f32 lanes as diff_src's T: f32 as they are; bf16 rounded by
-// kernels::bf16_bits_of_f32_bits, 16 lanes at a time (the formula of
-// f32_to_bf16_inline); f16 by vcvtps2ph, which gives f32_to_f16_inline's bits
-// (see convert_rows.hpp). Per lane, GCC's code for from_f32 left NXC bf16
-// pass 2 at twice the time of the reads and writes it does.
-__attribute__((target("avx512f"), always_inline)) inline u16x16 to_16bit(bf16_t *, const lanes16 &r) {
-    u32x16 bits;
-    kernels::bf16_bits_of_f32_bits(bits, (u32x16)r); // (u32x16)r: the bits, by a same-size vector cast
-    return __builtin_convertvector(bits, u16x16);
-}
-__attribute__((target("avx512f"), always_inline)) inline u16x16 to_16bit(f16_t *, const lanes16 &r) {
-    // (The zero-masking form: GCC 12's unmasked one warns of its own undefined operand.)
-    return u16x16(_mm512_maskz_cvtps_ph(0xffff, __m512(r), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-}
-
-// Two consecutive vectors of lanes out to diff_src at `out` (64-byte
-// aligned) with non-temporal stores of whole lines: a 16-bit pair fills one
-// line (Zen 4 runs half-line non-temporal stores several times slower:
-// NXC bf16 pass 2 measured 1.7x slower with them than with ordinary stores).
-__attribute__((target("avx512f"), always_inline)) inline void stream_pair(float *out, const lanes16 &r0, const lanes16 &r1) {
-    _mm512_stream_ps(out, __m512(r0));
-    _mm512_stream_ps(out + 16, __m512(r1));
-}
-template <typename T>
-__attribute__((target("avx512f"), always_inline)) inline void stream_pair(T *out, const lanes16 &r0, const lanes16 &r1) {
-    const u16x16 lo = to_16bit(out, r0), hi = to_16bit(out, r1);
-    const u16x32 line = __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17,
-            18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
-    _mm512_stream_si512(reinterpret_cast<__m512i *>(out), __m512i(line));
-}
-// One vector alone (the last of an odd count), with an ordinary store.
-__attribute__((target("avx512f"), always_inline)) inline void store_one(float *out, const lanes16 &r) {
-    _mm512_storeu_ps(out, __m512(r));
-}
-template <typename T>
-__attribute__((target("avx512f"), always_inline)) inline void store_one(T *out, const lanes16 &r) {
-    const u16x16 v = to_16bit(out, r);
-    __builtin_memcpy(out, &v, sizeof v);
 }
 
 // Pass 2 on planar row (a, k) whose diff_src starts 64-byte aligned
