@@ -155,8 +155,8 @@ struct chunk_sums {
 // GCC converted f16 in 8-lane halves through the stack: NCX f16 pass 1 took
 // twice the time of the reads it does.
 __attribute__((target("avx512f"), always_inline)) inline __m512 lanes_f32(const float *p) { return _mm512_loadu_ps(p); }
-// (Vector extensions and zero-masking forms: GCC 12's unmasked intrinsics
-// warn of their own undefined operand.)
+// (Zero-masking forms: GCC 12's unmasked intrinsics warn of their own
+// undefined operand.)
 __attribute__((target("avx512f"), always_inline)) inline __m512 lanes_f32(const bf16_t *p) {
     const __m512i w = _mm512_maskz_cvtepu16_epi32(0xffff, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)));
     return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xffff, w, 16));
@@ -273,6 +273,41 @@ template <typename T>
 __attribute__((target("avx512f"), always_inline)) inline void store_one(T *out, const lanes16 &r) {
     const u16x16 v = to_16bit(out, r);
     __builtin_memcpy(out, &v, sizeof v);
+}
+
+// Channels-last rows [a0, a1) of diff_src, K = 16 * NB channels, one after
+// another from a 64-byte-aligned start: lanes(a, nb, r) gives row a's
+// channels [16 nb, 16 nb + 16), in row order, and they go out in pairs with
+// non-temporal stores of whole lines. With NB odd two rows make a unit of
+// whole pairs, and a last row of an odd count ends in an ordinary store.
+template <typename T, int NB, typename Lanes>
+__attribute__((target("avx512f"), always_inline)) inline void stream_rows(const bn_plan &p, const data &d, int64_t a0,
+        int64_t a1, Lanes &lanes) {
+    constexpr int rows = NB % 2 == 0 ? 1 : 2;
+    int64_t a = a0;
+    for (; a + rows <= a1; a += rows) {
+        T *out = static_cast<T *>(d.ds) + a * p.K;
+#pragma GCC unroll 4 // NB at once, so a caller's per-block sums stay in registers
+        for (int j = 0; j < rows * NB; j += 2) {
+            lanes16 r0, r1;
+            lanes(a + j / NB, j % NB, r0);
+            lanes(a + (j + 1) / NB, (j + 1) % NB, r1);
+            stream_pair(out + 16 * j, r0, r1);
+        }
+    }
+    for (; a < a1; ++a)
+        for (int nb = 0; nb < NB; nb += 2) {
+            T *out = static_cast<T *>(d.ds) + a * p.K + 16 * nb;
+            lanes16 r0, r1;
+            lanes(a, nb, r0);
+            if (nb + 1 == NB) {
+                store_one(out, r0);
+                break;
+            }
+            lanes(a, nb + 1, r1);
+            stream_pair(out, r0, r1);
+        }
+    _mm_sfence(); // the streamed lines are visible before the task ends
 }
 
 // Pass 1 on planar row (a, k) with AVX-512: the chunks of sums_planar,
@@ -472,48 +507,23 @@ __attribute__((target("avx512f"))) void sums_vector_blocked_avx512(const bn_plan
 // use_global_stats, K = 16 * NB channels, diff_src rows one after another
 // from a 64-byte-aligned start (AVX-512): chunk c's sums as
 // sums_vector_blocked and diff_src = a * diff_dst (the generic loop's
-// arithmetic) streamed straight from the registers with non-temporal stores
-// (NXC f32 use_global_stats 1.32 -> 0.85 x stream, 7 interleaved runs):
-// f32 a vector at a time, 16-bit a pair (with NB odd, two rows make a unit
-// of whole pairs, as in update_rows_streamed).
+// arithmetic) streamed straight from the registers by stream_rows (NXC f32
+// use_global_stats 1.32 -> 0.85 x stream, 7 interleaved runs).
 template <typename T, bn_fusion F, int NB>
 __attribute__((target("avx512f"))) void global_sums_streamed_nb(const bn_plan &p, const data &d, const float *mean,
         const coeffs &cf, double *partial, int64_t c) {
-    constexpr bool f32 = std::is_same_v<T, float>;
-    constexpr int rows = f32 || NB % 2 == 0 ? 1 : 2, step = f32 ? 1 : 2;
-    sums_block<NB> sb(mean);
-    lanes16 ak[NB];
-    __builtin_memcpy(ak, cf.a.data(), sizeof ak);
-    const int64_t a1 = std::min(p.A, (c + 1) * vector_chunk);
-    int64_t a = c * vector_chunk;
-    for (; a + rows <= a1; a += rows) {
-        T *out = static_cast<T *>(d.ds) + a * p.K;
-#pragma GCC unroll 4 // as in sums_vector_blocked
-        for (int j = 0; j < rows * NB; j += step) {
-            lanes16 r0, r1;
-            sb.template add_global_avx512<T, F>(p, d, a + j / NB, j % NB, ak, r0);
-            if constexpr (f32) {
-                _mm512_stream_ps(out + 16 * j, __m512(r0));
-            } else {
-                sb.template add_global_avx512<T, F>(p, d, a + (j + 1) / NB, (j + 1) % NB, ak, r1);
-                stream_pair(out + 16 * j, r0, r1);
-            }
+    struct sums_and_diff_src {
+        const bn_plan &p;
+        const data &d;
+        sums_block<NB> sb;
+        lanes16 ak[NB];
+        __attribute__((target("avx512f"), always_inline)) void operator()(int64_t a, int nb, lanes16 &r) {
+            sb.template add_global_avx512<T, F>(p, d, a, nb, ak, r);
         }
-    }
-    for (; a < a1; ++a) // 16-bit, NB odd: a last row of an odd count
-        for (int nb = 0; nb < NB; nb += 2) {
-            T *out = static_cast<T *>(d.ds) + a * p.K + 16 * nb;
-            lanes16 r0, r1;
-            sb.template add_global_avx512<T, F>(p, d, a, nb, ak, r0);
-            if (nb + 1 == NB) {
-                store_one(out, r0);
-                break;
-            }
-            sb.template add_global_avx512<T, F>(p, d, a, nb + 1, ak, r1);
-            stream_pair(out, r0, r1);
-        }
-    _mm_sfence(); // the streamed lines are visible before the task ends
-    sb.store(p, c, partial);
+    } lanes {p, d, sums_block<NB>(mean), {}};
+    __builtin_memcpy(lanes.ak, cf.a.data(), sizeof lanes.ak);
+    stream_rows<T, NB>(p, d, c * vector_chunk, std::min(p.A, (c + 1) * vector_chunk), lanes);
+    lanes.sb.store(p, c, partial);
 }
 
 template <typename T, bn_fusion F>
@@ -682,37 +692,20 @@ BPG_ALWAYS_INLINE void update_rows_blocked(const bn_plan &p, const reader<T, F> 
 }
 
 // The same for rows of diff_src one after another from a 64-byte-aligned
-// start (AVX-512): the vectors go out in pairs with non-temporal stores
-// straight from the registers instead of through a staged run (see
-// update()); with NB odd, two rows make a unit of whole pairs.
+// start (AVX-512): straight from the registers by stream_rows instead of
+// through a staged run (see update()).
 template <typename T, bn_fusion F, int NB>
 __attribute__((target("avx512f"))) void update_rows_streamed(const bn_plan &p, const data &d, const coeffs &cf,
         int64_t a0, int64_t a1) {
-    const update_block<NB> ub(cf);
-    constexpr int rows = NB % 2 == 0 ? 1 : 2;
-    int64_t a = a0;
-    for (; a + rows <= a1; a += rows) {
-        T *out = static_cast<T *>(d.ds) + a * p.K;
-        for (int j = 0; j < rows * NB; j += 2) {
-            lanes16 r0, r1;
-            ub.template lanes_avx512<T, F>(p, d, a + j / NB, j % NB, r0);
-            ub.template lanes_avx512<T, F>(p, d, a + (j + 1) / NB, (j + 1) % NB, r1);
-            stream_pair(out + 16 * j, r0, r1);
+    struct diff_src_of_block {
+        const bn_plan &p;
+        const data &d;
+        const update_block<NB> ub;
+        __attribute__((target("avx512f"), always_inline)) void operator()(int64_t a, int nb, lanes16 &r) const {
+            ub.template lanes_avx512<T, F>(p, d, a, nb, r);
         }
-    }
-    for (; a < a1; ++a) // a last row of an odd count with NB odd
-        for (int nb = 0; nb < NB; nb += 2) {
-            T *out = static_cast<T *>(d.ds) + a * p.K + 16 * nb;
-            lanes16 r0, r1;
-            ub.template lanes_avx512<T, F>(p, d, a, nb, r0);
-            if (nb + 1 == NB) {
-                store_one(out, r0);
-                break;
-            }
-            ub.template lanes_avx512<T, F>(p, d, a, nb + 1, r1);
-            stream_pair(out, r0, r1);
-        }
-    _mm_sfence(); // the streamed lines are visible before the task ends
+    } lanes {p, d, update_block<NB>(cf)};
+    stream_rows<T, NB>(p, d, a0, a1, lanes);
 }
 
 template <typename T, bn_fusion F>
