@@ -193,6 +193,13 @@ TEST(BpgBench, FusedCaseAlsoTimesTheOpsApart) {
         EXPECT_NE(r[i].at("ran_on").get<std::string>().find('+'), std::string::npos) << r[i]; // two partitions
     }
     EXPECT_EQ(c.at("stream_runs"), doc.at("repeat").get<int>() * 4);
+    // The yardstick moves what a two-pass fused kernel must: the ReLU's
+    // input, its diff_dst and src in pass 1, the last two again in pass 2,
+    // diff_src once.
+    EXPECT_EQ(c.at("bytes"), 4 * 6 * 120);
+    EXPECT_EQ(run_json("--shape 2x3x4x5 --relu --global-stats --backend tbb").at("cases")[0].at("bytes"), 4 * 4 * 120);
+    EXPECT_EQ(run_json("--shape 2x3x4x5 --relu --global-stats --outputs 1 --backend tbb").at("cases")[0].at("bytes"),
+            4 * 3 * 120);
 
     const tool_result table = run_tool("bpg-bench", "--shape 2x3x4x5 --relu --backend tbb --repeat 2 --warmup 0");
     ASSERT_EQ(table.exit_code, 0) << table.err;
@@ -310,13 +317,14 @@ TEST(BpgBench, StreamBatchnormKernelsWriteEveryOutput) {
         dd[size_t(i)] = float(i % 3) + 1;
     }
     for (int pass : {1, 2})
-        for (bool nt : {false, true}) {
-            std::vector<float> ds(static_cast<size_t>(n), std::nanf(""));
-            if (pass == 1) bench::stream_bn_one_pass(data_type::f32, src.data(), dd.data(), ds.data(), n, nt);
-            else bench::stream_bn_two_pass(data_type::f32, src.data(), dd.data(), ds.data(), n, nt);
-            EXPECT_EQ(std::count_if(ds.begin(), ds.end(), [](float v) { return std::isnan(v); }), 0)
-                    << pass << " pass(es), nt " << nt;
-        }
+        for (bool nt : {false, true})
+            for (const float *third : {static_cast<const float *>(nullptr), static_cast<const float *>(src.data())}) {
+                std::vector<float> ds(static_cast<size_t>(n), std::nanf(""));
+                if (pass == 1) bench::stream_bn_one_pass(data_type::f32, src.data(), dd.data(), third, ds.data(), n, nt);
+                else bench::stream_bn_two_pass(data_type::f32, src.data(), dd.data(), third, ds.data(), n, nt);
+                EXPECT_EQ(std::count_if(ds.begin(), ds.end(), [](float v) { return std::isnan(v); }), 0)
+                        << pass << " pass(es), nt " << nt << (third ? ", a third stream" : "");
+            }
 }
 
 } // namespace

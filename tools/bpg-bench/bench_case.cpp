@@ -117,10 +117,14 @@ int64_t bytes_moved(const bench_case &c) {
     const int64_t e = int64_t(size_of(c.dtype));
     if (c.op == bench_op::interpolate) return e * (element_count(c.dst) + element_count(c.src));
     const int64_t n = e * element_count(c.shape);
-    if (!c.global_stats) return 2 * (n + n) + n;
+    // With a ReLUBackprop fused in front, its input is one more tensor read
+    // where its decisions are first needed; they are kept as bits after that
+    // (stream_kernel.hpp).
+    const int64_t relu = c.relu ? n : 0;
+    if (!c.global_stats) return 2 * (n + n) + relu + n;
     // use_global_stats: diff_src = gamma * inv * diff_dst needs no src; only
     // diff_gamma reads it.
-    return c.outputs == 3 ? 3 * n : 2 * n;
+    return (c.outputs == 3 ? 3 * n : 2 * n) + relu;
 }
 
 int64_t largest_tensor_elements(const bench_case &c) {

@@ -22,12 +22,19 @@ double run_stream(const bench_case &c, const buffers &b, bool nt) {
     if (c.op == bench_op::interpolate)
         return stream_reduce(c.dtype, b.at(1).data(), element_count(c.dst), b.at(2).data(), element_count(c.src), nt);
     const int64_t n = element_count(c.shape);
-    // With a ReLUBackprop in front, diff_dst is made inside the graph: the
-    // yardstick (the BN's) reads the ReLU's diff_dst (11) in its place.
-    const void *dd = b.at(c.relu ? 11 : 1).data();
-    if (!c.global_stats) return stream_bn_two_pass(c.dtype, b.at(0).data(), dd, b.at(5).data(), n, nt);
-    if (c.outputs == 3) return stream_bn_one_pass(c.dtype, b.at(0).data(), dd, b.at(5).data(), n, nt);
-    return stream_reduce(c.dtype, dd, n, b.at(5).data(), n, nt);
+    void *ds = b.at(5).data();
+    if (c.relu) {
+        // A ReLUBackprop in front (build_graph's ids: 10 its input, 11 its
+        // diff_dst) makes diff_dst inside the graph.
+        const void *x = b.at(10).data(), *g = b.at(11).data();
+        if (!c.global_stats) return stream_bn_two_pass(c.dtype, b.at(0).data(), g, x, ds, n, nt);
+        if (c.outputs == 3) return stream_bn_one_pass(c.dtype, b.at(0).data(), g, x, ds, n, nt);
+        return stream_bn_one_pass(c.dtype, x, g, nullptr, ds, n, nt);
+    }
+    const void *dd = b.at(1).data();
+    if (!c.global_stats) return stream_bn_two_pass(c.dtype, b.at(0).data(), dd, nullptr, ds, n, nt);
+    if (c.outputs == 3) return stream_bn_one_pass(c.dtype, b.at(0).data(), dd, nullptr, ds, n, nt);
+    return stream_reduce(c.dtype, dd, n, ds, n, nt);
 }
 
 // A backend compiled for a case: its result so far and, when it runs the case,

@@ -39,14 +39,21 @@ double stream_reduce(data_type dt, const void *in, int64_t n_in, void *out, int6
 // BatchNormTrainingBackprop, training: pass 1 reads src and diff_dst and
 // reduces them (sum dd, sum dd*src); pass 2 reads both again and writes
 // diff_src = a*dd + b*src with a, b taken from pass 1's sums.
-double stream_bn_two_pass(data_type dt, const void *src, const void *diff_dst, void *diff_src, int64_t n,
-        bool nontemporal);
+//
+// `third` (null for a lone BN) is the input of a ReLUBackprop fused in front,
+// with diff_dst its diff_dst and src the BN input it does not feed: pass 1
+// reads it too, pass 2 does not. That is what a two-pass kernel of the fused
+// pair has to move at least: the ReLU's decisions fit in a bit per element,
+// kept from pass 1 (not counted).
+double stream_bn_two_pass(data_type dt, const void *src, const void *diff_dst, const void *third, void *diff_src,
+        int64_t n, bool nontemporal);
 
 // BatchNormTrainingBackprop, use_global_stats with diff_gamma: one pass that
-// reads src and diff_dst, reduces sum dd*src and writes diff_src = k*dd.
-// (Without diff_gamma, global stats reads only diff_dst: stream_reduce with
-// n_in == n_out.)
-double stream_bn_one_pass(data_type dt, const void *src, const void *diff_dst, void *diff_src, int64_t n,
-        bool nontemporal);
+// reads src and diff_dst (and `third`, as above), reduces sum dd*src and
+// writes diff_src = k*dd. (Without diff_gamma, global stats reads only
+// diff_dst, or a fused ReLU's input and diff_dst: stream_reduce with
+// n_in == n_out, or this with the ReLU's input as src.)
+double stream_bn_one_pass(data_type dt, const void *src, const void *diff_dst, const void *third, void *diff_src,
+        int64_t n, bool nontemporal);
 
 } // namespace bpg::bench
