@@ -193,6 +193,17 @@ TEST(BpgBench, FusedCaseAlsoTimesTheOpsApart) {
         EXPECT_NE(r[i].at("ran_on").get<std::string>().find('+'), std::string::npos) << r[i]; // two partitions
     }
     EXPECT_EQ(c.at("stream_runs"), doc.at("repeat").get<int>() * 4);
+    // Each result's raw runs, and the yardstick run before each, back its median.
+    for (size_t i = 1; i < 5; ++i) {
+        std::vector<double> runs = r[i].at("runs_ms").get<std::vector<double>>();
+        ASSERT_EQ(runs.size(), size_t(doc.at("repeat").get<int>())) << r[i];
+        EXPECT_EQ(r[i].at("stream_before_ms").size(), runs.size()) << r[i];
+        std::sort(runs.begin(), runs.end());
+        const size_t h = runs.size() / 2;
+        const double median = runs.size() % 2 ? runs[h] : (runs[h - 1] + runs[h]) / 2;
+        EXPECT_DOUBLE_EQ(median, r[i].at("median_ms").get<double>()) << r[i];
+    }
+    EXPECT_TRUE(r[0].at("runs_ms").empty());
     // The yardstick moves what a two-pass fused kernel must: the ReLU's
     // input, its diff_dst and src in pass 1, the last two again in pass 2,
     // diff_src once.

@@ -158,30 +158,38 @@ case_result run_case(const bench_case &c, const run_config &cfg) {
     const std::function<void()> stream_runs[2] = {[&] { sum += run_stream(c, b, false); },
             [&] { sum += run_stream(c, b, true); }};
     std::vector<double> ms[2];                              // [nontemporal]
-    std::vector<std::vector<double>> backend_ms(ready.size());
+    std::vector<std::vector<double>> backend_ms(ready.size()), before_ms[2];
+    before_ms[0].resize(ready.size());
+    before_ms[1].resize(ready.size());
     for (int round = 0; round < cfg.warmup + cfg.repeat; ++round) {
         const bool timed = round >= cfg.warmup;
         for (const prepared_backend *pb : running) {
+            double yardstick[2];
             for (int nt = 1; nt >= 0; --nt) {
-                const double t = time_ms(stream_runs[nt]);
-                if (timed) ms[nt].push_back(t);
+                yardstick[nt] = time_ms(stream_runs[nt]);
+                if (timed) ms[nt].push_back(yardstick[nt]);
             }
             if (!pb) continue;
             const double t = time_ms(pb->run);
-            if (timed) backend_ms[size_t(pb - ready.data())].push_back(t);
+            if (!timed) continue;
+            const size_t k = size_t(pb - ready.data());
+            backend_ms[k].push_back(t);
+            for (int nt = 0; nt < 2; ++nt) before_ms[nt][k].push_back(yardstick[nt]);
         }
     }
+    res.stream_regular = summarize(ms[0]);
+    res.stream_nontemporal = summarize(ms[1]);
+    res.stream_stores_nontemporal = res.stream_nontemporal.median_ms < res.stream_regular.median_ms;
     for (size_t k = 0; k < ready.size(); ++k) {
         if (ready[k].run) ready[k].r.t = summarize(backend_ms[k]);
+        ready[k].r.runs_ms = backend_ms[k];
+        ready[k].r.stream_before_ms = before_ms[res.stream_stores_nontemporal][k];
         // An apart run follows the fused run of its backend.
         if (ready[k].r.apart && ready[k].run && ready[k - 1].r.t.median_ms > 0)
             ready[k].r.fusion_gain = ready[k].r.t.median_ms / ready[k - 1].r.t.median_ms;
         res.results.push_back(ready[k].r);
     }
     checksum_sink = checksum_sink + sum;
-    res.stream_regular = summarize(ms[0]);
-    res.stream_nontemporal = summarize(ms[1]);
-    res.stream_stores_nontemporal = res.stream_nontemporal.median_ms < res.stream_regular.median_ms;
     res.stream = res.stream_stores_nontemporal ? res.stream_nontemporal : res.stream_regular;
     res.stream_runs = int(ms[0].size());
     return res;

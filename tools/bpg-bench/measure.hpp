@@ -41,6 +41,10 @@ struct backend_result {
     // is that run, and fusion_gain = its median / the fused run's median.
     bool apart = false;
     double fusion_gain = 0;
+    // Every timed run in round order, and the yardstick's run (the way of
+    // storing that was faster) right before each: the raw data behind the
+    // medians, paired round by round.
+    std::vector<double> runs_ms, stream_before_ms;
 };
 
 struct case_result {

@@ -177,6 +177,8 @@ nlohmann::ordered_json to_json(const machine_info &m, const run_config &cfg, con
             jr["ran_on"] = b.ok ? json(b.ran_on) : json(nullptr);
             jr["median_ms"] = b.ok ? json(b.t.median_ms) : json(nullptr);
             jr["min_ms"] = b.ok ? json(b.t.min_ms) : json(nullptr);
+            jr["runs_ms"] = b.runs_ms;
+            jr["stream_before_ms"] = b.stream_before_ms;
             jr["gbps"] = b.ok ? number_or_null(gbps(r.bytes, b.t.median_ms)) : json(nullptr);
             jr["x_stream"] = number_or_null(x_stream(r, b));
             jr["x_dnnl"] = number_or_null(x_dnnl(r, b));
