@@ -238,6 +238,17 @@ TEST(TbbBatchNorm, LargeOutputsMatchReference) {
     }
 }
 
+// The reference's values, and the same bits on 3 threads and from buffers
+// off a 64-byte boundary (where nothing streams from the registers).
+void expect_reference_values_and_same_bits(bn_case c, uint32_t seed) {
+    const auto in = bn_inputs(c, seed);
+    const auto got = run_bn(c, backend_kind::tbb, in);
+    expect_close(got, run_bn(c, backend_kind::ref, in), c);
+    tbb::task_arena(3).execute([&] { EXPECT_EQ(run_bn(c, backend_kind::tbb, in), got) << c.name(); });
+    c.misaligned = true;
+    EXPECT_EQ(run_bn(c, backend_kind::tbb, in), got) << c.name() << " staged";
+}
+
 // A 16-bit diff_src of 16 MB or more streams out in whole lines (two
 // vectors per non-temporal store). Channels-last: with K = 48 two rows make
 // a unit, and a task's odd last row ends in an ordinary store. NCX: rows of
@@ -269,12 +280,45 @@ TEST(TbbBatchNorm, LargeSixteenBitStreamsWholeLines) {
         // 16.0 or 16.1 MB; A odd for K = 48. NCX: k is the spatial side.
         c.shape = !v.nxc ? dims {8, 64, v.k, v.k} : v.k == 64 ? dims {8, 128, 128, 64} : dims {5, 177, 199, 48};
         c.stat_shape = {v.nxc ? v.k : 64};
-        const auto in = bn_inputs(c, 31);
-        const auto streamed = run_bn(c, backend_kind::tbb, in);
-        expect_close(streamed, run_bn(c, backend_kind::ref, in), c);
-        tbb::task_arena(3).execute([&] { EXPECT_EQ(run_bn(c, backend_kind::tbb, in), streamed) << c.name(); });
-        c.misaligned = true;
-        EXPECT_EQ(run_bn(c, backend_kind::tbb, in), streamed) << c.name() << " staged";
+        expect_reference_values_and_same_bits(c, 31);
+    }
+}
+
+// Channels-last with a channel count off the register blocks (K > 64, or not
+// a multiple of 16) runs the AVX-512 loads on each row's whole vectors and
+// the last K % 16 channels one by one. Large (16 MB or more): diff_src
+// streams from the registers in whole lines when K % 16 == 0 (16-bit: a line
+// may span two rows, K = 80 and 112 with an odd row count end in an ordinary
+// store), through a staged run when not (K = 130). Small: ordinary stores.
+// The reference's values, the same bits on 3 threads and from the staged
+// path (buffers off a 64-byte boundary); training, use_global_stats with
+// diff_gamma/diff_beta (1) and without (0), a ReLU fused into either input.
+TEST(TbbBatchNorm, ChannelsLastAnyChannelCount) {
+    struct variant {
+        data_type dt;
+        int64_t k;
+        int relu;
+        int global_stats; // -1: training
+        bool large;
+    };
+    const data_type f32 = data_type::f32, bf16 = data_type::bf16, f16 = data_type::f16;
+    for (const variant v : {variant {f32, 80, -1, -1, true}, variant {bf16, 112, -1, -1, true},
+                 variant {f16, 80, -1, -1, true}, variant {bf16, 128, 1, -1, true}, variant {f16, 112, -1, 1, true},
+                 variant {bf16, 80, -1, 0, true}, variant {f32, 130, -1, -1, true}, variant {f16, 130, 0, 1, true},
+                 variant {bf16, 96, 0, -1, false}, variant {f32, 20, -1, 1, false}, variant {f16, 130, 1, -1, false},
+                 variant {bf16, 144, -1, 0, false}}) {
+        bn_case c;
+        c.nxc = true;
+        c.dt = v.dt;
+        c.relu = v.relu;
+        c.global_stats = v.global_stats >= 0;
+        c.three_outputs = v.global_stats != 0;
+        // Large: 16.2-16.8 MB of diff_src, an odd row count; small: 2 x 9 x 7 rows.
+        const int64_t bytes = v.large ? int64_t(16) << 20 : 0, e = int64_t(size_of(v.dt));
+        const int64_t rows = v.large ? (bytes / (e * v.k) + 400) | 1 : 126;
+        c.shape = v.large ? dims {1, rows / 101 | 1, 101, v.k} : dims {2, 9, 7, v.k};
+        c.stat_shape = {v.k};
+        expect_reference_values_and_same_bits(c, 41);
     }
 }
 

@@ -248,6 +248,7 @@ TEST(BpgBench, DefaultSuitesAreValidCases) {
     EXPECT_NE(bn.out.find("bn global_stats NXC f32 16x112x112x64"), std::string::npos);
     EXPECT_NE(bn.out.find("bn global_stats NCX f32 16x64x112x112 1 output"), std::string::npos);
     EXPECT_NE(bn.out.find("bn training NXC f16 16x112x112x64"), std::string::npos);
+    EXPECT_NE(bn.out.find("bn training NXC f16 16x56x56x256"), std::string::npos);
 }
 
 TEST(BpgBench, BadOptionsExit2WithOneLine) {
