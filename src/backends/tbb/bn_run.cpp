@@ -275,6 +275,36 @@ __attribute__((target("avx512f"), always_inline)) inline void store_one(T *out, 
     __builtin_memcpy(out, &v, sizeof v);
 }
 
+// diff_src vectors leaving in memory order (put() at consecutive places from
+// a 64-byte-aligned start when streaming): with `stream`, straight from the
+// registers with non-temporal stores of whole lines, f32 a vector a line,
+// 16-bit a pair held until its second vector comes (channels-last: even from
+// the next row, K = 112 has 7 vectors a row); else ordinary stores.
+// finish(): a vector still held goes out with an ordinary store, then the
+// store fence.
+template <typename T> struct vector_out {
+    bool stream;
+    lanes16 held = {};
+    T *held_at = nullptr;
+    __attribute__((target("avx512f"), always_inline)) void put(T *at, const lanes16 &r) {
+        if (!stream) return store_one(at, r);
+        if constexpr (std::is_same_v<T, float>) {
+            _mm512_stream_ps(at, __m512(r));
+        } else if (held_at) {
+            stream_pair(held_at, held, r);
+            held_at = nullptr;
+        } else {
+            held = r;
+            held_at = at;
+        }
+    }
+    __attribute__((target("avx512f"), always_inline)) void finish() {
+        if (held_at) store_one(held_at, held);
+        held_at = nullptr;
+        if (stream) _mm_sfence(); // the streamed lines are visible before the task ends
+    }
+};
+
 // Channels-last rows [a0, a1) of diff_src, K = 16 * NB channels, one after
 // another from a 64-byte-aligned start: lanes(a, nb, r) gives row a's
 // channels [16 nb, 16 nb + 16), in row order, and they go out in pairs with
@@ -336,42 +366,37 @@ __attribute__((target("avx512f"), always_inline)) inline void planar_row_sums_av
     }
 }
 
-// use_global_stats with its sums, planar row (k, a) whose diff_src starts
-// 64-byte aligned (AVX-512): the sums of sums_planar, chunk by chunk in the
-// same order, and diff_src = a * diff_dst streamed straight from the
-// registers instead of through a staged run (NCX f32 use_global_stats
-// 1.16 -> 0.94 x stream, 9 interleaved runs): f32 a vector at a time,
-// 16-bit a pair (an even vector waits for the odd one, see stream_pair).
+// use_global_stats with its sums, planar row r = (k, a) with AVX-512: the sums
+// of sums_planar, chunk by chunk in the same order, and diff_src = a *
+// diff_dst into `out` (see vector_out): with `stream` (diff_src of the row,
+// 64-byte aligned) straight from the registers instead of through a staged
+// run (NCX f32 use_global_stats 1.16 -> 0.94 x stream, 9 interleaved runs),
+// else with ordinary stores (16-bit per lane had left small NCX f16 problems
+// at 6-11x the streaming kernel).
 template <typename T, bn_fusion F>
-__attribute__((target("avx512f"))) void global_sums_row_streamed(const bn_plan &p, const data &d, const float *mean,
-        const coeffs &cf, double *partial, int64_t r) {
+__attribute__((target("avx512f"))) void global_sums_row_avx512(const bn_plan &p, const data &d, const float *mean,
+        const coeffs &cf, double *partial, int64_t r, T *out, bool stream) {
     const int64_t k = r / p.A, a = r % p.A;
-    struct stream_diff_src {
+    struct diff_src_out {
         T *out;
         float ak;
-        lanes16 held;
+        vector_out<T> vo;
         __attribute__((target("avx512f"), always_inline)) void operator()(int64_t b, const lanes16 &g, __mmask16) {
             lanes16 ds;
             kernels::bn_global_diff_src(ds, ak, g);
-            if constexpr (std::is_same_v<T, float>) _mm512_stream_ps(out + b, __m512(ds));
-            else if (b / lanes % 2 == 0) held = ds;
-            else stream_pair(out + b - lanes, held, ds);
+            vo.put(out + b, ds);
         }
-    } each {static_cast<T *>(d.ds) + at(p.ds, a, k, 0), cf.a[size_t(k)], {}};
+    } each {out, cf.a[size_t(k)], {stream}};
     planar_row_sums_avx512<T, F>(p, d, mean, partial, r, each);
-    // A 16-bit even vector still held (ordinary store), then the tail (B % 16
-    // elements, all in the last chunk) element by element.
-    int64_t j = p.B / lanes * lanes;
-    if constexpr (!std::is_same_v<T, float>)
-        if (j / lanes % 2 == 1) store_one(each.out + j - lanes, each.held);
+    each.vo.finish();
+    // The tail (B % 16 elements, all in the last chunk) element by element.
     const reader<T, F> rd(d);
     const int64_t d0 = at(p.dd, a, k, 0), x0 = at(p.relu_in, a, k, 0);
-    for (; j < p.B; ++j) {
+    for (int64_t j = p.B / lanes * lanes; j < p.B; ++j) {
         float ds;
         kernels::bn_global_diff_src(ds, each.ak, rd.dd(d0 + j, x0 + j));
-        each.out[j] = from_f32<T>(ds);
+        out[j] = from_f32<T>(ds);
     }
-    _mm_sfence(); // the streamed lines are visible before the task ends
 }
 
 // Pass 1 on planar 16-bit row r with the AVX-512 loads: the sums of
@@ -395,8 +420,12 @@ BPG_ALWAYS_INLINE void sums_planar(const bn_plan &p, const data &d, const float 
     const int64_t nch = (p.B + planar_chunk - 1) / planar_chunk;
     for (int64_t r = r0; r < r1; ++r) {
         const int64_t k = r / p.A, a = r % p.A;
-        if (global && d.nontemporal && streams_to(static_cast<T *>(d.ds) + at(p.ds, a, k, 0))) {
-            global_sums_row_streamed<T, F>(p, d, mean, *global, partial, r);
+        if (global && has_avx512f()) {
+            T *dst = static_cast<T *>(d.ds) + at(p.ds, a, k, 0);
+            const bool stream = d.nontemporal && streams_to(dst);
+            const out_run<T> o(dst, p.B, d.nontemporal && !stream);
+            global_sums_row_avx512<T, F>(p, d, mean, *global, partial, r, o.out, stream);
+            o.finish();
             continue;
         }
         if constexpr (!std::is_same_v<T, float>)
@@ -533,35 +562,6 @@ void global_sums_streamed(const bn_plan &p, const data &d, const float *mean, co
         global_sums_streamed_nb<T, F, nb.value>(p, d, mean, cf, partial, c);
     });
 }
-
-// diff_src vectors of channels-last rows leaving in row order: with `stream`
-// (rows one after another from a 64-byte-aligned start, whole vectors only),
-// straight from the registers with non-temporal stores of whole lines, f32 a
-// vector a line, 16-bit a pair held until its second vector comes, even from
-// the next row (K = 112: 7 vectors a row); else ordinary stores. finish():
-// a vector still held goes out with an ordinary store, then the store fence.
-template <typename T> struct vector_out {
-    bool stream;
-    lanes16 held = {};
-    T *held_at = nullptr;
-    __attribute__((target("avx512f"), always_inline)) void put(T *at, const lanes16 &r) {
-        if (!stream) return store_one(at, r);
-        if constexpr (std::is_same_v<T, float>) {
-            _mm512_stream_ps(at, __m512(r));
-        } else if (held_at) {
-            stream_pair(held_at, held, r);
-            held_at = nullptr;
-        } else {
-            held = r;
-            held_at = at;
-        }
-    }
-    __attribute__((target("avx512f"), always_inline)) void finish() {
-        if (held_at) store_one(held_at, held);
-        held_at = nullptr;
-        if (stream) _mm_sfence(); // the streamed lines are visible before the task ends
-    }
-};
 
 // Channels-last rows of K channels that do not fit the register blocks, with
 // AVX-512 (K >= 16): each row's K / 16 whole vectors with the AVX-512 loads
@@ -728,49 +728,46 @@ BPG_ALWAYS_INLINE void sums_vector(const bn_plan &p, const data &d, const float 
     }
 }
 
-// Pass 2 on planar row (a, k) whose diff_src starts 64-byte aligned
-// (AVX-512): whole lines leave with non-temporal stores straight from the
-// registers instead of through a staged run (NCX f32 training 0.85 -> 0.73 x
-// stream, with a ReLU fused into diff_dst 1.07 -> 1.01, 7 interleaved runs):
-// f32 a vector at a time, 16-bit a pair of vectors (see stream_pair); the
-// last B % 16 (f32) or B % 32 (16-bit) elements with ordinary stores. With
-// `passed` (f32: a fused ReLU's decisions for the row's whole vectors, kept
-// by pass 1), the relu input is not read again.
+// Pass 2 on planar row (a, k) with AVX-512, into `out` (see vector_out):
+// with `stream` (diff_src of the row, 64-byte aligned), whole lines leave
+// with non-temporal stores straight from the registers instead of through a
+// staged run (NCX f32 training 0.85 -> 0.73 x stream, with a ReLU fused into
+// diff_dst 1.07 -> 1.01, 7 interleaved runs), 16-bit a pair of vectors a
+// line; else ordinary stores (GCC's per-lane code for 16-bit had left small
+// NCX f16 problems at 20-26x the time of the streaming kernel). The last
+// B % 16 elements one by one. With `passed` (f32: a fused ReLU's decisions
+// for the row's whole vectors, kept by pass 1), the relu input is not read
+// again.
 template <typename T, bn_fusion F>
-__attribute__((target("avx512f"))) void update_row_streamed(const bn_plan &p, const data &d, const coeffs &cf,
-        int64_t a, int64_t k, const uint16_t *passed = nullptr) {
+__attribute__((target("avx512f"))) void update_row_avx512(const bn_plan &p, const data &d, const coeffs &cf,
+        int64_t a, int64_t k, T *out, bool stream, const uint16_t *passed = nullptr) {
     const reader<T, F> rd(d);
     const int64_t s0 = at(p.src, a, k, 0), d0 = at(p.dd, a, k, 0), x0 = at(p.relu_in, a, k, 0);
-    T *out = static_cast<T *>(d.ds) + at(p.ds, a, k, 0);
     const float ak = cf.a[size_t(k)], c2 = cf.c2[size_t(k)], c0 = cf.c0[size_t(k)], m = cf.mean[size_t(k)];
     const bool global = p.global_stats;
+    vector_out<T> vo {stream};
     int64_t b = 0;
-    if constexpr (std::is_same_v<T, float>) {
-        for (; b + lanes <= p.B; b += lanes) {
-            lanes16 r;
-            diff_src_lanes<T, F>(d, global, d0 + b, s0 + b, x0 + b, ak, c2, m, c0, r, passed ? passed + b / lanes : nullptr);
-            _mm512_stream_ps(out + b, __m512(r));
-        }
-    } else {
-        for (; b + 2 * lanes <= p.B; b += 2 * lanes) {
-            lanes16 r0, r1;
-            diff_src_lanes<T, F>(d, global, d0 + b, s0 + b, x0 + b, ak, c2, m, c0, r0);
-            diff_src_lanes<T, F>(d, global, d0 + b + lanes, s0 + b + lanes, x0 + b + lanes, ak, c2, m, c0, r1);
-            stream_pair(out + b, r0, r1);
-        }
+    for (; b + lanes <= p.B; b += lanes) {
+        lanes16 r;
+        diff_src_lanes<T, F>(d, global, d0 + b, s0 + b, x0 + b, ak, c2, m, c0, r, passed ? passed + b / lanes : nullptr);
+        vo.put(out + b, r);
     }
+    vo.finish();
     for (; b < p.B; ++b) out[b] = from_f32<T>(diff_src_one(rd, global, d0 + b, s0 + b, x0 + b, ak, c2, m, c0));
-    _mm_sfence(); // the streamed lines are visible before the task ends
 }
 
 // Pass 2 on planar row (a, k).
 template <typename T, bn_fusion F>
 BPG_ALWAYS_INLINE void update_row(const bn_plan &p, const data &d, const coeffs &cf, int64_t a, int64_t k) {
-    if (d.nontemporal && streams_to(static_cast<T *>(d.ds) + at(p.ds, a, k, 0)))
-        return update_row_streamed<T, F>(p, d, cf, a, k);
+    T *dst = static_cast<T *>(d.ds) + at(p.ds, a, k, 0);
+    if (d.nontemporal && streams_to(dst)) return update_row_avx512<T, F>(p, d, cf, a, k, dst, true);
+    const out_run<T> o(dst, p.B, d.nontemporal);
+    if (has_avx512f()) {
+        update_row_avx512<T, F>(p, d, cf, a, k, o.out, false);
+        return o.finish();
+    }
     const reader<T, F> rd(d);
     const int64_t s0 = at(p.src, a, k, 0), d0 = at(p.dd, a, k, 0), x0 = at(p.relu_in, a, k, 0);
-    const out_run<T> o(static_cast<T *>(d.ds) + at(p.ds, a, k, 0), p.B, d.nontemporal);
     const float ak = cf.a[size_t(k)], c2 = cf.c2[size_t(k)], c0 = cf.c0[size_t(k)], m = cf.mean[size_t(k)];
     for (int64_t b = 0; b < p.B; ++b)
         o.out[b] = from_f32<T>(diff_src_one(rd, p.global_stats, d0 + b, s0 + b, x0 + b, ak, c2, m, c0));
@@ -994,7 +991,8 @@ template <bn_fusion F>
 void relu_passed_update_channel(const bn_plan &p, const data &d, const coeffs &cf, int64_t k, const uint16_t *passed) {
     for (int64_t a = p.A - 1; a >= 0; --a) {
         if (d.nontemporal && streams_to(static_cast<float *>(d.ds) + at(p.ds, a, k, 0)))
-            update_row_streamed<float, F>(p, d, cf, a, k, passed + a * (p.B / lanes));
+            update_row_avx512<float, F>(p, d, cf, a, k, static_cast<float *>(d.ds) + at(p.ds, a, k, 0), true,
+                    passed + a * (p.B / lanes));
         else
             upd(p, d, cf, a * p.K + k, a * p.K + k + 1);
     }
