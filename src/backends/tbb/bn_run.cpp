@@ -747,6 +747,14 @@ __attribute__((target("avx512f"))) void update_row_avx512(const bn_plan &p, cons
     const bool global = p.global_stats;
     vector_out<T> vo {stream};
     int64_t b = 0;
+    if constexpr (!std::is_same_v<T, float>)
+        if (stream) // pairs in the loop itself (through vector_out's held vector: bf16 1.22 -> 1.30 x stream)
+            for (; b + 2 * lanes <= p.B; b += 2 * lanes) {
+                lanes16 r0, r1;
+                diff_src_lanes<T, F>(d, global, d0 + b, s0 + b, x0 + b, ak, c2, m, c0, r0);
+                diff_src_lanes<T, F>(d, global, d0 + b + lanes, s0 + b + lanes, x0 + b + lanes, ak, c2, m, c0, r1);
+                stream_pair(out + b, r0, r1);
+            }
     for (; b + lanes <= p.B; b += lanes) {
         lanes16 r;
         diff_src_lanes<T, F>(d, global, d0 + b, s0 + b, x0 + b, ak, c2, m, c0, r, passed ? passed + b / lanes : nullptr);
