@@ -59,13 +59,17 @@ bool dnnl_leads(const partition_problem &p) {
     for (size_t a = 0; a < bn->reduced.size(); ++a)
         if (!bn->reduced[a]) kept = int(a), ++count;
     if (count != 1 || bn->src.strides[size_t(kept)] != 1 || bn->src.shape[size_t(kept)] <= 1) return false;
-    // Except where tbb streams diff_src out in whole lines from its register-
-    // blocked loops (16-64 channels in steps of 16, 16 MB or more): there it
-    // took 0.78-0.85x of oneDNN's time (16x112x112x64, three runs).
+    // Small problems with whole vectors of channels only (under 1 MB of
+    // src, K a multiple of 16). Since tbb's 16-bit loops load and convert 16
+    // elements at a time on every channel count (2026-11-22), it took
+    // 0.49-0.98x of oneDNN's time on every channels-last bf16 shape measured
+    // from 1.6 MB up (K = 32 to 256; 0.04x at K = 130) and 0.08-0.13x with 3
+    // or 8 channels; oneDNN was 1.1-1.3x faster only at 0.2 MB (2x56x56x16),
+    // where a run takes tens of microseconds.
     const int64_t channels = bn->src.shape[size_t(kept)];
     int64_t bytes = 2;
     for (int64_t d : bn->src.shape) bytes *= d;
-    return !(tbb_backend::fits_blocks(channels) && bytes >= tbb_backend::nontemporal_min_bytes);
+    return bytes < (int64_t(1) << 20) && channels % 16 == 0;
 }
 
 const backend *find_backend(backend_kind k) { return find_in(registered_backends(), k); }
@@ -79,8 +83,8 @@ const backend *find_backend(backend_kind k) { return find_in(registered_backends
 //   2. dnnl - oneDNN 2.6 primitives, where they compute SEMANTICS.md exactly;
 //   3. ref  - the reference, which runs everything.
 // One exception, where oneDNN measured faster: dnnl goes before tbb for
-// BatchNormTrainingBackprop training on channels-last bf16 data, but for the
-// large ones tbb streams from its register blocks (dnnl_leads).
+// BatchNormTrainingBackprop training on small channels-last bf16 data
+// (dnnl_leads).
 // The reason names the backends passed over and why.
 const backend &choose_backend(const partition_problem &p, backend_kind requested, const char *env,
         const std::vector<const backend *> &order, std::string *reason) {
