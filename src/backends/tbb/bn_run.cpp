@@ -570,16 +570,16 @@ void global_sums_streamed(const bn_plan &p, const data &d, const float *mean, co
 // Through the generic loops instead (per lane), channels-last f16 with
 // K = 128 took 25x the time of the streaming kernel, bf16 1.7x, f32 1.4x.
 //
-// Pass 1 on chunk c: the sums stay in s1, s2 (K floats each, in L1) between
-// rows. With use_global_stats (`global`), also diff_src = a * diff_dst of row
-// a into out + (a - first row) * out_stride (`stream`: see vector_out).
+// Pass 1 on rows [a0, a1) of a chunk (sums_vector): the sums added into s1,
+// s2 (K floats each, in L1) between rows. With use_global_stats (`global`),
+// also diff_src = a * diff_dst of row a into out + (a - a0) * out_stride
+// (`stream`: see vector_out).
 template <typename T, bn_fusion F>
 __attribute__((target("avx512f"))) void sums_vector_any_avx512(const bn_plan &p, const data &d, const float *mean,
-        double *partial, int64_t c, float *s1, float *s2, const coeffs *global, T *out, int64_t out_stride, bool stream) {
+        int64_t a0, int64_t a1, float *s1, float *s2, const coeffs *global, T *out, int64_t out_stride, bool stream) {
     const reader<T, F> rd(d);
     vector_out<T> vo {stream};
-    const int64_t W = p.K / lanes, a0 = c * vector_chunk, a1 = std::min(p.A, a0 + vector_chunk);
-    for (int64_t k = 0; k < p.K; ++k) s1[k] = s2[k] = 0.f;
+    const int64_t W = p.K / lanes;
     for (int64_t a = a0; a < a1; ++a) {
         const int64_t s0 = a * p.src.a, d0 = a * p.dd.a, x0 = a * p.relu_in.a;
         T *row_out = global ? out + (a - a0) * out_stride : nullptr;
@@ -608,10 +608,6 @@ __attribute__((target("avx512f"))) void sums_vector_any_avx512(const bn_plan &p,
         }
     }
     vo.finish();
-    for (int64_t k = 0; k < p.K; ++k) {
-        partial[2 * (c * p.K + k)] = s1[k];
-        partial[2 * (c * p.K + k) + 1] = s2[k];
-    }
 }
 
 // Pass 2 of update_rows_any_avx512: diff_src of channels [k, k + 16) of row a.
@@ -691,36 +687,33 @@ BPG_ALWAYS_INLINE void sums_vector(const bn_plan &p, const data &d, const float 
         for (int64_t k = 0; k < 2 * p.K; ++k) acc[size_t(k)] = 0.f;
         const int64_t a0 = c * vector_chunk, a1 = std::min(p.A, (c + 1) * vector_chunk);
         // Global stats write diff_src rows here; staged as one run when they
-        // follow each other in memory.
-        // With the AVX-512 loads, rows of whole vectors from a 64-byte-aligned
-        // start stream from the registers instead.
+        // follow each other in memory, or with the AVX-512 loads, rows of
+        // whole vectors from a 64-byte-aligned start, streamed from the
+        // registers.
         T *first = static_cast<T *>(d.ds) + a0 * p.ds.a;
         const bool run_rows = global && d.nontemporal && p.ds.a == p.K;
         const bool stream = any_avx512 && run_rows && p.K % lanes == 0 && streams_to(first);
         const out_run<T> rows(first, (a1 - a0) * p.K, run_rows && !stream);
-        if (any_avx512) {
-            sums_vector_any_avx512<T, F>(p, d, mean, partial, c, s1, s2, global, rows.out, run_rows ? p.K : p.ds.a,
-                    stream);
-            rows.finish();
-            continue;
-        }
-        for (int64_t a = a0; a < a1; ++a) {
-            const int64_t s0 = a * p.src.a, d0 = a * p.dd.a, x0 = a * p.relu_in.a;
-            for (int64_t k = 0; k < p.K; ++k) {
-                const float g = rd.dd(d0 + k, x0 + k);
-                kernels::bn_accumulate(s1[k], s2[k], g, rd.src(s0 + k, x0 + k), mean[k]);
-            }
-            if (global) {
-                T *out = run_rows ? rows.out + (a - a0) * p.K : static_cast<T *>(d.ds) + a * p.ds.a;
-                const float *ak = global->a.data();
+        if (any_avx512)
+            sums_vector_any_avx512<T, F>(p, d, mean, a0, a1, s1, s2, global, rows.out, run_rows ? p.K : p.ds.a, stream);
+        else
+            for (int64_t a = a0; a < a1; ++a) {
+                const int64_t s0 = a * p.src.a, d0 = a * p.dd.a, x0 = a * p.relu_in.a;
                 for (int64_t k = 0; k < p.K; ++k) {
-                    float ds;
-                    kernels::bn_global_diff_src(ds, ak[k], rd.dd(d0 + k, x0 + k));
-                    out[k] = from_f32<T>(ds);
+                    const float g = rd.dd(d0 + k, x0 + k);
+                    kernels::bn_accumulate(s1[k], s2[k], g, rd.src(s0 + k, x0 + k), mean[k]);
+                }
+                if (global) {
+                    T *out = rows.out + (a - a0) * (run_rows ? p.K : p.ds.a);
+                    const float *ak = global->a.data();
+                    for (int64_t k = 0; k < p.K; ++k) {
+                        float ds;
+                        kernels::bn_global_diff_src(ds, ak[k], rd.dd(d0 + k, x0 + k));
+                        out[k] = from_f32<T>(ds);
+                    }
                 }
             }
-        }
-        if (run_rows) rows.finish();
+        rows.finish();
         for (int64_t k = 0; k < p.K; ++k) {
             partial[2 * (c * p.K + k)] = s1[k];
             partial[2 * (c * p.K + k) + 1] = s2[k];
@@ -869,9 +862,7 @@ BPG_ALWAYS_INLINE void update(const bn_plan &p, const data &d, const coeffs &cf,
         if (streams && d.relu_mask)
             return relu_mask_update(d.mask_rows, d.relu_mask, ak, c2, c0, m, r0, r1, first, r0, true);
     if (streams && blocked) return update_streamed<T, F>(p, d, cf, r0, r1);
-    if (streams && has_avx512f()) { // (streams: K % 16 == 0)
-        return update_rows_any_avx512<T, F>(p, d, cf, r0, r1, first, p.K, true);
-    }
+    if (streams) return update_rows_any_avx512<T, F>(p, d, cf, r0, r1, first, p.K, true); // (K % 16 == 0, AVX-512)
     const bool run_rows = d.nontemporal && p.ds.a == p.K;
     const int64_t group = run_rows ? std::max<int64_t>(1, 16384 / std::max<int64_t>(p.K, 1)) : 1;
     for (int64_t g0 = r0; g0 < r1; g0 += group) {
