@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages backprop-graph needs, only those missing.
 set -euo pipefail
-packages=(cmake make g++ libdnnl-dev libtbb-dev nlohmann-json3-dev libcli11-dev libbenchmark-dev libgtest-dev)
+# ocl-icd-opencl-dev: Debian's oneDNN is built with the OpenCL GPU runtime, so
+# its CMake package (dnnl-config.cmake) requires OpenCL's headers and loader;
+# libdnnl-dev only recommends them, and recommends are not installed here.
+packages=(cmake make g++ libdnnl-dev ocl-icd-opencl-dev libtbb-dev nlohmann-json3-dev libcli11-dev libbenchmark-dev libgtest-dev)
 # `install-deps.sh fuzz`: also clang and its libFuzzer and sanitizer runtimes (scripts/fuzz.sh).
 if [ "${1:-}" = "fuzz" ]; then packages+=(clang libclang-rt-14-dev); fi
 missing=()
