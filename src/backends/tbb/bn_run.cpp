@@ -137,10 +137,21 @@ struct chunk_sums {
     BPG_ALWAYS_INLINE void finish(const reader<T, F> &rd, int64_t b, int64_t b1, int64_t d0, int64_t s0, int64_t x0,
             double *pair) const {
         float s1[lanes], s2[lanes];
-        __builtin_memcpy(s1, &v1, sizeof s1);
-        __builtin_memcpy(s2, &v2, sizeof s2);
+        lanes_with_tail(rd, b, b1, d0, s0, x0, s1, s2);
+        pair_of(s1, s2, pair);
+    }
+    // finish() in two steps: the lanes with the tail's elements added...
+    template <typename T, bn_fusion F>
+    BPG_ALWAYS_INLINE void lanes_with_tail(const reader<T, F> &rd, int64_t b, int64_t b1, int64_t d0, int64_t s0,
+            int64_t x0, float *s1, float *s2) const {
+        __builtin_memcpy(s1, &v1, sizeof v1);
+        __builtin_memcpy(s2, &v2, sizeof v2);
         for (int l = 0; b < b1; ++b, ++l)
             kernels::bn_accumulate(s1[l], s2[l], rd.dd(d0 + b, x0 + b), rd.src(s0 + b, x0 + b), m);
+    }
+    // ... then summed in order, in double (pairs_of_8 does the same
+    // additions for 8 chunks at once).
+    static BPG_ALWAYS_INLINE void pair_of(const float *s1, const float *s2, double *pair) {
         double t1 = 0, t2 = 0;
         for (int l = 0; l < lanes; ++l) t1 += s1[l], t2 += s2[l];
         pair[0] = t1;
@@ -408,6 +419,57 @@ __attribute__((target("avx512f"))) void row_sums_avx512(const bn_plan &p, const 
         __attribute__((target("avx512f"), always_inline)) void operator()(int64_t, const lanes16 &, __mmask16) {}
     } each;
     planar_row_sums_avx512<T, F>(p, d, mean, partial, r, each);
+}
+
+// chunk_sums::pair_of for 8 chunks at once (chunk i's lanes s1[i], s2[i]),
+// one chunk per f64 lane: the same additions in the same order, so the same
+// bits. One chunk at a time, these 32 dependent additions took most of pass
+// 1 on 7x7 rows.
+__attribute__((target("avx512f"), always_inline)) inline void pairs_of_8(const float (*s1)[lanes],
+        const float (*s2)[lanes], double *t1, double *t2) {
+    const __m256i rows = _mm256_setr_epi32(0, lanes, 2 * lanes, 3 * lanes, 4 * lanes, 5 * lanes, 6 * lanes, 7 * lanes);
+    __m512d u1 = _mm512_setzero_pd(), u2 = u1;
+    for (int l = 0; l < lanes; ++l) {
+        u1 = _mm512_add_pd(u1, _mm512_maskz_cvtps_pd(0xff, _mm256_i32gather_ps(&s1[0][l], rows, 4)));
+        u2 = _mm512_add_pd(u2, _mm512_maskz_cvtps_pd(0xff, _mm256_i32gather_ps(&s2[0][l], rows, 4)));
+    }
+    _mm512_storeu_pd(t1, u1), _mm512_storeu_pd(t2, u2);
+}
+
+// Pass 1 on planar rows (a, k), k in [k0, k1), each row one chunk (B <=
+// planar_chunk): each row's lanes as chunk_sums leaves them, then their
+// pairs 8 rows at a time (same bits as sums_planar).
+template <typename T, bn_fusion F>
+__attribute__((target("avx512f"))) void short_rows_sums_avx512(const bn_plan &p, const data &d, const float *mean,
+        double *partial, int64_t a, int64_t k0, int64_t k1) {
+    const reader<T, F> rd(d);
+    alignas(64) float s1[16][lanes], s2[16][lanes];
+    for (int64_t j0 = k0; j0 < k1; j0 += 16) {
+        const int n = int(std::min<int64_t>(16, k1 - j0));
+        if (n % 8) { // rows n.. of the last 8 are added too (and dropped): defined values
+            __builtin_memset(s1[n], 0, sizeof(float) * lanes * size_t(8 - n % 8));
+            __builtin_memset(s2[n], 0, sizeof(float) * lanes * size_t(8 - n % 8));
+        }
+        for (int i = 0; i < n; ++i) {
+            const int64_t k = j0 + i;
+            const int64_t s0 = at(p.src, a, k, 0), d0 = at(p.dd, a, k, 0), x0 = at(p.relu_in, a, k, 0);
+            chunk_sums cs(mean[k]);
+            int64_t b = 0;
+            for (; b + lanes <= p.B; b += lanes) {
+                lanes16 g, x;
+                load_lanes<T, F>(d, d0 + b, s0 + b, x0 + b, g, x);
+                cs.add(g, x);
+            }
+            cs.lanes_with_tail(rd, b, p.B, d0, s0, x0, s1[i], s2[i]);
+        }
+        double t1[16], t2[16];
+        pairs_of_8(s1, s2, t1, t2);
+        if (n > 8) pairs_of_8(s1 + 8, s2 + 8, t1 + 8, t2 + 8);
+        for (int i = 0; i < n; ++i) {
+            double *pair = partial + 2 * ((j0 + i) * p.A + a); // row (a, k)'s only chunk
+            pair[0] = t1[i], pair[1] = t2[i];
+        }
+    }
 }
 
 // Pass 1, planar: row (k, a) of B contiguous elements, in chunks. With
@@ -757,21 +819,40 @@ __attribute__((target("avx512f"))) void update_row_avx512(const bn_plan &p, cons
     for (; b < p.B; ++b) out[b] = from_f32<T>(diff_src_one(rd, global, d0 + b, s0 + b, x0 + b, ak, c2, m, c0));
 }
 
+// Pass 2 on planar row (a, k) into `out` with ordinary stores.
+template <typename T, bn_fusion F>
+BPG_ALWAYS_INLINE void update_row_into(const bn_plan &p, const data &d, const coeffs &cf, int64_t a, int64_t k, T *out) {
+    if (has_avx512f()) return update_row_avx512<T, F>(p, d, cf, a, k, out, false);
+    const reader<T, F> rd(d);
+    const int64_t s0 = at(p.src, a, k, 0), d0 = at(p.dd, a, k, 0), x0 = at(p.relu_in, a, k, 0);
+    const float ak = cf.a[size_t(k)], c2 = cf.c2[size_t(k)], c0 = cf.c0[size_t(k)], m = cf.mean[size_t(k)];
+    for (int64_t b = 0; b < p.B; ++b)
+        out[b] = from_f32<T>(diff_src_one(rd, p.global_stats, d0 + b, s0 + b, x0 + b, ak, c2, m, c0));
+}
+
 // Pass 2 on planar row (a, k).
 template <typename T, bn_fusion F>
 BPG_ALWAYS_INLINE void update_row(const bn_plan &p, const data &d, const coeffs &cf, int64_t a, int64_t k) {
     T *dst = static_cast<T *>(d.ds) + at(p.ds, a, k, 0);
     if (d.nontemporal && streams_to(dst)) return update_row_avx512<T, F>(p, d, cf, a, k, dst, true);
     const out_run<T> o(dst, p.B, d.nontemporal);
-    if (has_avx512f()) {
-        update_row_avx512<T, F>(p, d, cf, a, k, o.out, false);
-        return o.finish();
+    update_row_into<T, F>(p, d, cf, a, k, o.out);
+    o.finish();
+}
+
+// Pass 2 on the planar rows (a, k) of channels [k0, k1), which follow one
+// another in diff_src (ds.k == B): rows that stream (64-byte aligned, B a
+// whole number of lines) one by one, else one staged output run for all of
+// them instead of one each (7x7).
+template <typename T, bn_fusion F>
+BPG_ALWAYS_INLINE void update_rows_of_channels(const bn_plan &p, const data &d, const coeffs &cf, int64_t a, int64_t k0,
+        int64_t k1) {
+    if (d.nontemporal && p.B * int64_t(sizeof(T)) % 64 == 0 && streams_to(static_cast<T *>(d.ds) + at(p.ds, a, k0, 0))) {
+        for (int64_t k = k0; k < k1; ++k) update_row<T, F>(p, d, cf, a, k);
+        return;
     }
-    const reader<T, F> rd(d);
-    const int64_t s0 = at(p.src, a, k, 0), d0 = at(p.dd, a, k, 0), x0 = at(p.relu_in, a, k, 0);
-    const float ak = cf.a[size_t(k)], c2 = cf.c2[size_t(k)], c0 = cf.c0[size_t(k)], m = cf.mean[size_t(k)];
-    for (int64_t b = 0; b < p.B; ++b)
-        o.out[b] = from_f32<T>(diff_src_one(rd, p.global_stats, d0 + b, s0 + b, x0 + b, ak, c2, m, c0));
+    const out_run<T> o(static_cast<T *>(d.ds) + at(p.ds, a, k0, 0), (k1 - k0) * p.B, d.nontemporal);
+    for (int64_t k = k0; k < k1; ++k) update_row_into<T, F>(p, d, cf, a, k, o.out + (k - k0) * p.B);
     o.finish();
 }
 
@@ -941,6 +1022,22 @@ template <typename T> struct kernels_of {
                 case bn_fusion::relu_into_dd: update_row<T, bn_fusion::relu_into_dd>(p, d, cf, a, k); break;
             }
     }
+    BPG_ALWAYS_INLINE static void sums_run(const bn_plan &p, const data &d, const float *mean, double *partial, int64_t a,
+            int64_t k0, int64_t k1) {
+        if (p.B <= planar_chunk && has_avx512f()) switch (p.fusion) {
+                case bn_fusion::none: return short_rows_sums_avx512<T, bn_fusion::none>(p, d, mean, partial, a, k0, k1);
+                case bn_fusion::relu_into_src: return short_rows_sums_avx512<T, bn_fusion::relu_into_src>(p, d, mean, partial, a, k0, k1);
+                case bn_fusion::relu_into_dd: return short_rows_sums_avx512<T, bn_fusion::relu_into_dd>(p, d, mean, partial, a, k0, k1);
+            }
+        for (int64_t k = k0; k < k1; ++k) sums(p, d, mean, partial, k * p.A + a, k * p.A + a + 1, nullptr);
+    }
+    BPG_ALWAYS_INLINE static void upd_run(const bn_plan &p, const data &d, const coeffs &cf, int64_t a, int64_t k0, int64_t k1) {
+        switch (p.fusion) {
+            case bn_fusion::none: return update_rows_of_channels<T, bn_fusion::none>(p, d, cf, a, k0, k1);
+            case bn_fusion::relu_into_src: return update_rows_of_channels<T, bn_fusion::relu_into_src>(p, d, cf, a, k0, k1);
+            case bn_fusion::relu_into_dd: return update_rows_of_channels<T, bn_fusion::relu_into_dd>(p, d, cf, a, k0, k1);
+        }
+    }
     BPG_ALWAYS_INLINE static void upd(const bn_plan &p, const data &d, const coeffs &cf, int64_t i0, int64_t i1) {
         switch (p.fusion) {
             case bn_fusion::none: return update<T, bn_fusion::none>(p, d, cf, i0, i1);
@@ -957,6 +1054,29 @@ BPG_CLONES void sums_f16(const bn_plan &p, const data &d, const float *m, double
 BPG_CLONES void upd_f32(const bn_plan &p, const data &d, const coeffs &c, int64_t i0, int64_t i1) { kernels_of<float>::upd(p, d, c, i0, i1); }
 BPG_CLONES void upd_bf16(const bn_plan &p, const data &d, const coeffs &c, int64_t i0, int64_t i1) { kernels_of<bf16_t>::upd(p, d, c, i0, i1); }
 BPG_CLONES void upd_f16(const bn_plan &p, const data &d, const coeffs &c, int64_t i0, int64_t i1) { kernels_of<f16_t>::upd(p, d, c, i0, i1); }
+
+BPG_CLONES void sums_run_f32(const bn_plan &p, const data &d, const float *m, double *o, int64_t a, int64_t k0, int64_t k1) { kernels_of<float>::sums_run(p, d, m, o, a, k0, k1); }
+BPG_CLONES void sums_run_bf16(const bn_plan &p, const data &d, const float *m, double *o, int64_t a, int64_t k0, int64_t k1) { kernels_of<bf16_t>::sums_run(p, d, m, o, a, k0, k1); }
+BPG_CLONES void sums_run_f16(const bn_plan &p, const data &d, const float *m, double *o, int64_t a, int64_t k0, int64_t k1) { kernels_of<f16_t>::sums_run(p, d, m, o, a, k0, k1); }
+// Pass 1 on the planar rows (a, k), k in [k0, k1).
+void sums_run(const bn_plan &p, const data &d, const float *m, double *o, int64_t a, int64_t k0, int64_t k1) {
+    switch (p.dt) {
+        case data_type::bf16: return sums_run_bf16(p, d, m, o, a, k0, k1);
+        case data_type::f16: return sums_run_f16(p, d, m, o, a, k0, k1);
+        default: return sums_run_f32(p, d, m, o, a, k0, k1);
+    }
+}
+BPG_CLONES void upd_run_f32(const bn_plan &p, const data &d, const coeffs &c, int64_t a, int64_t k0, int64_t k1) { kernels_of<float>::upd_run(p, d, c, a, k0, k1); }
+BPG_CLONES void upd_run_bf16(const bn_plan &p, const data &d, const coeffs &c, int64_t a, int64_t k0, int64_t k1) { kernels_of<bf16_t>::upd_run(p, d, c, a, k0, k1); }
+BPG_CLONES void upd_run_f16(const bn_plan &p, const data &d, const coeffs &c, int64_t a, int64_t k0, int64_t k1) { kernels_of<f16_t>::upd_run(p, d, c, a, k0, k1); }
+// Pass 2 on the planar rows (a, k), k in [k0, k1) (one run of diff_src).
+void upd_run(const bn_plan &p, const data &d, const coeffs &c, int64_t a, int64_t k0, int64_t k1) {
+    switch (p.dt) {
+        case data_type::bf16: return upd_run_bf16(p, d, c, a, k0, k1);
+        case data_type::f16: return upd_run_f16(p, d, c, a, k0, k1);
+        default: return upd_run_f32(p, d, c, a, k0, k1);
+    }
+}
 
 BPG_CLONES void upd_ch_f32(const bn_plan &p, const data &d, const coeffs &c, int64_t k) { kernels_of<float>::upd_ch(p, d, c, k); }
 BPG_CLONES void upd_ch_bf16(const bn_plan &p, const data &d, const coeffs &c, int64_t k) { kernels_of<bf16_t>::upd_ch(p, d, c, k); }
@@ -1014,6 +1134,25 @@ void relu_passed_sums(const bn_plan &p, const data &d, const float *mean, double
 void relu_passed_update(const bn_plan &p, const data &d, const coeffs &cf, int64_t k, const uint16_t *passed) {
     if (p.fusion == bn_fusion::relu_into_dd) relu_passed_update_channel<bn_fusion::relu_into_dd>(p, d, cf, k, passed);
     else relu_passed_update_channel<bn_fusion::relu_into_src>(p, d, cf, k, passed);
+}
+
+// Channels per task of NCX training (both passes of a task's channels in
+// it). Rows under 1 KB go in groups whose rows (a, k0..k1) are one run in
+// memory: one channel's rows alone (7x7: 196 bytes, 100 KB apart) left the
+// hardware prefetchers behind, NCX f32 256x512x7x7 4.2 -> 2.0 x stream and
+// 128x256x14x14 2.1 -> 1.6 (16 channels, or runs of ~4 KB; 4 channels 2.65,
+// 8: 2.5, 32-128 no better than 16). 28x28 f32 (3 KB rows, whole lines that
+// stream from the registers) gained nothing in groups of 2. At most 16, a
+// group's rows of one tensor within ~1 MB, so pass 2 still finds them in the
+// cache, and at least 16 groups to share out.
+int64_t channels_per_task(const bn_plan &p) {
+    const int64_t row_bytes = p.B * int64_t(size_of(p.dt)), channel_bytes = p.A * row_bytes;
+    const bool runs = p.src.k == p.B && p.dd.k == p.B && p.ds.k == p.B
+            && (p.fusion == bn_fusion::none || (p.relu_in.k == p.B && p.relu_dd.k == p.B));
+    if (!runs || row_bytes >= 1024) return 1;
+    int64_t group = std::min<int64_t>(16, (4096 + row_bytes - 1) / row_bytes);
+    group = std::min(group, std::max<int64_t>(1, (int64_t(1) << 20) / std::max<int64_t>(channel_bytes, 1)));
+    return std::max<int64_t>(1, std::min(group, p.K / 16));
 }
 
 // The literal formula for one channel, in double as the reference computes
@@ -1153,18 +1292,41 @@ void run_bn_plan(const bn_plan &p, const backends::buffer_map &b) {
         // rather than from memory. The chunk sums and their order are those
         // of the schedule below.
         const bool keep_decisions = keeps_relu_decisions(p, d);
-        tbb::parallel_for(tbb::blocked_range<int64_t>(0, p.K, 1), [&](const tbb::blocked_range<int64_t> &r) {
-            std::vector<uint16_t> passed(keep_decisions ? size_t(p.A * (p.B / lanes)) : 0);
-            for (int64_t k = r.begin(); k < r.end(); ++k) {
-                if (keep_decisions) relu_passed_sums(p, d, cf.mean.data(), partial.data(), k, passed.data());
-                else sums(p, d, cf.mean.data(), partial.data(), k * p.A, (k + 1) * p.A);
-                combine(k);
-                finish_channel(size_t(k));
-                if (literal[size_t(k)]) continue;
-                if (keep_decisions) relu_passed_update(p, d, cf, k, passed.data());
-                else upd_channel(p, d, cf, k);
-            }
-        });
+        const int64_t group = channels_per_task(p);
+        if (group > 1) {
+            // Short rows: channel groups, row a of the group one run in memory.
+            const int64_t groups = (p.K + group - 1) / group;
+            tbb::parallel_for(tbb::blocked_range<int64_t>(0, groups, 1), [&](const tbb::blocked_range<int64_t> &r) {
+                for (int64_t g = r.begin(); g < r.end(); ++g) {
+                    const int64_t k0 = g * group, k1 = std::min(p.K, k0 + group);
+                    for (int64_t a = 0; a < p.A; ++a) sums_run(p, d, cf.mean.data(), partial.data(), a, k0, k1);
+                    bool any_literal = false;
+                    for (int64_t k = k0; k < k1; ++k) {
+                        combine(k);
+                        finish_channel(size_t(k));
+                        any_literal |= literal[size_t(k)] != 0;
+                    }
+                    for (int64_t a = p.A - 1; a >= 0; --a) // last rows first, as upd_ch
+                        if (!any_literal) upd_run(p, d, cf, a, k0, k1);
+                        else
+                            for (int64_t k = k0; k < k1; ++k)
+                                if (!literal[size_t(k)]) upd(p, d, cf, a * p.K + k, a * p.K + k + 1);
+                }
+            });
+        } else {
+            tbb::parallel_for(tbb::blocked_range<int64_t>(0, p.K, 1), [&](const tbb::blocked_range<int64_t> &r) {
+                std::vector<uint16_t> passed(keep_decisions ? size_t(p.A * (p.B / lanes)) : 0);
+                for (int64_t k = r.begin(); k < r.end(); ++k) {
+                    if (keep_decisions) relu_passed_sums(p, d, cf.mean.data(), partial.data(), k, passed.data());
+                    else sums(p, d, cf.mean.data(), partial.data(), k * p.A, (k + 1) * p.A);
+                    combine(k);
+                    finish_channel(size_t(k));
+                    if (literal[size_t(k)]) continue;
+                    if (keep_decisions) relu_passed_update(p, d, cf, k, passed.data());
+                    else upd_channel(p, d, cf, k);
+                }
+            });
+        }
     } else {
         if (!empty) {
             tbb::parallel_for(tbb::blocked_range<int64_t>(0, items), [&](const tbb::blocked_range<int64_t> &r) {
