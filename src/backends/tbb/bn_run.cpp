@@ -1287,9 +1287,10 @@ void run_bn_plan(const bn_plan &p, const backends::buffer_map &b) {
                     [&](const tbb::blocked_range<int64_t> &r) { upd(p, d, cf, r.begin(), r.end()); });
         }
     } else if (p.planar && p.K >= 8 && !empty) {
-        // NCX training with enough channels: both passes of a channel in one
-        // task, so its src and diff_dst are read again from the cache (L3)
-        // rather than from memory. The chunk sums and their order are those
+        // NCX training with enough channels: both passes of a channel (short
+        // rows: of a group of channels, see channels_per_task) in one task, so
+        // its src and diff_dst are read again from the cache (L3) rather than
+        // from memory. The chunk sums and their order are those
         // of the schedule below.
         const bool keep_decisions = keeps_relu_decisions(p, d);
         const int64_t group = channels_per_task(p);
