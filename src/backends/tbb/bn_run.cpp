@@ -1331,9 +1331,8 @@ void run_bn_plan(const bn_plan &p, const backends::buffer_map &b) {
         // NCX training with enough channels: both passes of a channel (short
         // rows: of a group of channels, see channels_per_task) in one task, so
         // its src and diff_dst are read again from the cache (L3) rather than
-        // from memory. The chunk sums and their order are those
-        // of the schedule below.
-        const bool keep_decisions = keeps_relu_decisions(p, d);
+        // from memory. The chunk sums and their order are those of the
+        // schedule below.
         const int64_t group = channels_per_task(p);
         if (group > 1) {
             // Short rows: channel groups, row a of the group one run in memory.
@@ -1356,6 +1355,7 @@ void run_bn_plan(const bn_plan &p, const backends::buffer_map &b) {
                 }
             });
         } else {
+            const bool keep_decisions = keeps_relu_decisions(p, d);
             tbb::parallel_for(tbb::blocked_range<int64_t>(0, p.K, 1), [&](const tbb::blocked_range<int64_t> &r) {
                 std::vector<uint16_t> passed(keep_decisions ? size_t(p.A * (p.B / lanes)) : 0);
                 for (int64_t k = r.begin(); k < r.end(); ++k) {
