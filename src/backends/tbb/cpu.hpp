@@ -2,11 +2,20 @@
 // their AVX-512 paths at run time (the library is built for any x86-64).
 #pragma once
 
+#include <atomic>
+
 namespace bpg::tbb_backend {
+
+// Set, the kernels take their generic loops as on a CPU without AVX-512:
+// tests compare those loops' bits with the AVX-512 paths'. Not for users.
+inline std::atomic<bool> &generic_kernels_only() {
+    static std::atomic<bool> on {false};
+    return on;
+}
 
 inline bool has_avx512f() {
     static const bool yes = __builtin_cpu_supports("avx512f");
-    return yes;
+    return yes && !generic_kernels_only().load(std::memory_order_relaxed);
 }
 
 } // namespace bpg::tbb_backend
