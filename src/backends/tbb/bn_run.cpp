@@ -865,6 +865,24 @@ BPG_ALWAYS_INLINE void sums_narrow_chunks(const bn_plan &p, const data &d, const
         }
 }
 
+// diff_src of the whole vectors of a narrow run from element e (to e1), the
+// pattern's from e; returns where they end. Stream and Global as constants,
+// so that no branch of vector_out or diff_src_lanes is left in the loop (a
+// 16-bit store had its constants set up again for every vector).
+template <typename T, bn_fusion F, bool Stream, bool Global>
+__attribute__((target("avx512f"), always_inline)) inline int64_t narrow_diff_src_vectors(const data &d,
+        const narrow_pattern &pattern, T *ds, int64_t e, int64_t e1) {
+    vector_out<T> vo {Stream};
+    for (int j = 0; e + lanes <= e1; e += lanes) {
+        lanes16 r;
+        diff_src_lanes<T, F>(d, Global, e, e, e, pattern.ak[j], pattern.c2[j], pattern.m[j], pattern.c0[j], r);
+        vo.put(ds + e, r);
+        if (++j == pattern.period) j = 0;
+    }
+    vo.finish();
+    return e;
+}
+
 // Pass 2 on narrow rows [a0, a1): diff_src of the flat run in whole vectors,
 // each lane's channel constants from narrow_pattern (the arithmetic of the
 // generic loop, so the same bits). Streamed (see vector_out) from the run's
@@ -881,18 +899,15 @@ __attribute__((target("avx512f"))) void update_narrow_avx512(const bn_plan &p, c
         ds[e] = from_f32<T>(diff_src_one(rd, p.global_stats, e, e, e, cf.a[k], cf.c2[k], cf.mean[k], cf.c0[k]));
     };
     int64_t e = a0 * K;
-    const bool stream = d.nontemporal;
-    if (stream)
+    if (d.nontemporal)
         for (; e < e1 && !streams_to(ds + e); ++e) one(e);
     const narrow_pattern pattern(cf, K, e);
-    vector_out<T> vo {stream};
-    for (int j = 0; e + lanes <= e1; e += lanes) {
-        lanes16 r;
-        diff_src_lanes<T, F>(d, p.global_stats, e, e, e, pattern.ak[j], pattern.c2[j], pattern.m[j], pattern.c0[j], r);
-        vo.put(ds + e, r);
-        if (++j == pattern.period) j = 0;
-    }
-    vo.finish();
+    if (d.nontemporal)
+        e = p.global_stats ? narrow_diff_src_vectors<T, F, true, true>(d, pattern, ds, e, e1)
+                           : narrow_diff_src_vectors<T, F, true, false>(d, pattern, ds, e, e1);
+    else
+        e = p.global_stats ? narrow_diff_src_vectors<T, F, false, true>(d, pattern, ds, e, e1)
+                           : narrow_diff_src_vectors<T, F, false, false>(d, pattern, ds, e, e1);
     for (; e < e1; ++e) one(e);
 }
 
