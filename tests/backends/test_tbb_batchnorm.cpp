@@ -302,6 +302,28 @@ TEST(TbbBatchNorm, LargeSixteenBitStreamsWholeLines) {
     }
 }
 
+// A channels-last case of K = v.k channels: large, 16 MB or more of
+// diff_src (an odd row count), else the shape `small`.
+struct channels_last_variant {
+    data_type dt;
+    int64_t k;
+    int relu;
+    int global_stats; // -1: training; 0, 1: use_global_stats without, with diff_gamma/diff_beta
+    bool large;
+};
+bn_case channels_last_case(const channels_last_variant &v, const dims &small) {
+    bn_case c;
+    c.nxc = true;
+    c.dt = v.dt;
+    c.relu = v.relu;
+    c.global_stats = v.global_stats >= 0;
+    c.three_outputs = v.global_stats != 0;
+    const int64_t rows = ((int64_t(16) << 20) / (int64_t(size_of(v.dt)) * v.k) + 400) | 1;
+    c.shape = v.large ? dims {1, rows / 101 | 1, 101, v.k} : small;
+    c.stat_shape = {v.k};
+    return c;
+}
+
 // Channels-last with a channel count off the register blocks (K > 64, or not
 // a multiple of 16) runs the AVX-512 loads on each row's whole vectors and
 // the last K % 16 channels one by one. Large (16 MB or more): diff_src
@@ -312,31 +334,15 @@ TEST(TbbBatchNorm, LargeSixteenBitStreamsWholeLines) {
 // path (buffers off a 64-byte boundary); training, use_global_stats with
 // diff_gamma/diff_beta (1) and without (0), a ReLU fused into either input.
 TEST(TbbBatchNorm, ChannelsLastAnyChannelCount) {
-    struct variant {
-        data_type dt;
-        int64_t k;
-        int relu;
-        int global_stats; // -1: training
-        bool large;
-    };
+    using variant = channels_last_variant;
     const data_type f32 = data_type::f32, bf16 = data_type::bf16, f16 = data_type::f16;
     for (const variant v : {variant {f32, 80, -1, -1, true}, variant {bf16, 112, -1, -1, true},
                  variant {f16, 80, -1, -1, true}, variant {bf16, 128, 1, -1, true}, variant {f16, 112, -1, 1, true},
                  variant {bf16, 80, -1, 0, true}, variant {f32, 130, -1, -1, true}, variant {f16, 130, 0, 1, true},
                  variant {bf16, 96, 0, -1, false}, variant {f32, 20, -1, 1, false}, variant {f16, 130, 1, -1, false},
                  variant {bf16, 144, -1, 0, false}}) {
-        bn_case c;
-        c.nxc = true;
-        c.dt = v.dt;
-        c.relu = v.relu;
-        c.global_stats = v.global_stats >= 0;
-        c.three_outputs = v.global_stats != 0;
-        // Large: 16.2-16.8 MB of diff_src, an odd row count; small: 2 x 9 x 7 rows.
-        const int64_t bytes = v.large ? int64_t(16) << 20 : 0, e = int64_t(size_of(v.dt));
-        const int64_t rows = v.large ? (bytes / (e * v.k) + 400) | 1 : 126;
-        c.shape = v.large ? dims {1, rows / 101 | 1, 101, v.k} : dims {2, 9, 7, v.k};
-        c.stat_shape = {v.k};
-        expect_reference_values_and_same_bits(c, 41);
+        // Large: 16.2-16.8 MB of diff_src; small: 2 x 9 x 7 rows.
+        expect_reference_values_and_same_bits(channels_last_case(v, {2, 9, 7, v.k}), 41);
     }
 }
 
@@ -351,31 +357,16 @@ TEST(TbbBatchNorm, ChannelsLastAnyChannelCount) {
 // training, use_global_stats with diff_gamma/diff_beta (1) and without (0),
 // a ReLU fused into either input.
 TEST(TbbBatchNorm, ChannelsLastFewChannels) {
-    struct variant {
-        data_type dt;
-        int64_t k;
-        int relu;
-        int global_stats; // -1: training
-        bool large;
-    };
+    using variant = channels_last_variant;
     const data_type f32 = data_type::f32, bf16 = data_type::bf16, f16 = data_type::f16;
     for (const variant v : {variant {f32, 3, -1, -1, true}, variant {bf16, 5, 1, -1, true},
                  variant {f16, 12, -1, 1, true}, variant {f32, 15, 0, 0, true}, variant {f32, 1, -1, -1, false},
                  variant {f32, 2, 0, 1, false}, variant {bf16, 3, -1, 0, false}, variant {f16, 6, 1, -1, false},
                  variant {f32, 7, 1, -1, false}, variant {bf16, 8, 0, 1, false}, variant {f16, 9, -1, -1, false},
                  variant {f32, 13, -1, 1, false}, variant {bf16, 15, 0, -1, false}, variant {f16, 1, 1, 0, false}}) {
-        bn_case c;
-        c.nxc = true;
-        c.dt = v.dt;
-        c.relu = v.relu;
-        c.global_stats = v.global_stats >= 0;
-        c.three_outputs = v.global_stats != 0;
-        // Large: 16.0-16.3 MB of diff_src, an odd row count; small: 2 x 37 x 7
-        // rows (259: one chunk of 256 rows and a partial one).
-        const int64_t e = int64_t(size_of(v.dt));
-        const int64_t rows = ((int64_t(16) << 20) / (e * v.k) + 400) | 1;
-        c.shape = v.large ? dims {1, rows / 101 | 1, 101, v.k} : dims {2, 37, 7, v.k};
-        c.stat_shape = {v.k};
+        // Large: 16.0-16.3 MB of diff_src; small: 2 x 37 x 7 rows (259: one
+        // chunk of 256 rows and a partial one).
+        const bn_case c = channels_last_case(v, {2, 37, 7, v.k});
         expect_reference_values_and_same_bits(c, 47);
         if (v.relu >= 0 && !v.large) expect_fused_equals_apart(c, 47);
     }

@@ -729,7 +729,8 @@ int narrow_period(int64_t K) { return int(K / std::gcd(K, int64_t(lanes))); }
 
 // Per-channel values v as the vectors of one period see them.
 void narrow_lanes(const float *v, int64_t K, int64_t e0, lanes16 *out) {
-    for (int j = 0; j < narrow_period(K); ++j)
+    const int period = narrow_period(K);
+    for (int j = 0; j < period; ++j)
         for (int l = 0; l < lanes; ++l) out[j][l] = v[(e0 + lanes * j + l) % K];
 }
 
@@ -754,9 +755,10 @@ struct narrow_pattern {
 // NXC f32 K = 3 stayed at ~1.5x the streaming kernel, its ~3 cycles a row
 // more than the bytes take to arrive.
 void narrow_partials(const float *s1, const float *s2, int64_t K, double *partial) {
+    const int64_t slots = lanes * narrow_period(K); // (a gcd: not once per slot, per chunk)
     for (int64_t k = 0; k < K; ++k) {
         double t1 = 0, t2 = 0;
-        for (int64_t s = k; s < lanes * narrow_period(K); s += K) t1 += s1[s], t2 += s2[s];
+        for (int64_t s = k; s < slots; s += K) t1 += s1[s], t2 += s2[s];
         partial[2 * k] = t1;
         partial[2 * k + 1] = t2;
     }
