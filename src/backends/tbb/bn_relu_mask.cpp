@@ -26,7 +26,7 @@ BPG_AVX512_INLINE void operands(const relu_mask_rows &t, int64_t at, __mmask16 l
 }
 
 // Recomputes the ReLU's decisions for those lanes (compared ordered, so a NaN
-// relu input gives 0, as reader::relu in bn_run.cpp) and keeps them.
+// relu input gives 0, as reader::relu in bn_lanes.hpp) and keeps them.
 BPG_AVX512_INLINE __mmask16 decide(const relu_mask_rows &t, int64_t at, __mmask16 lanes, uint16_t &word) {
     const __mmask16 passed
             = _mm512_mask_cmp_ps_mask(lanes, _mm512_maskz_loadu_ps(lanes, t.x + at), _mm512_setzero_ps(), _CMP_GT_OQ);

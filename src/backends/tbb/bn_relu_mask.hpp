@@ -4,7 +4,7 @@
 // input again (1/32 of its bytes). Row a's channels [16 v, 16 v + 16) have
 // bit word a * ceil(K / 16) + v. AVX-512 only (the comparisons go straight to
 // mask registers); the arithmetic is bn_accumulate / bn_folded_diff_src of
-// kernels/bn_math.hpp, in the order of every loop of bn_run.cpp (each
+// kernels/bn_math.hpp, in the order of every loop of bn_channels_last.cpp (each
 // channel summed in row order in f32), so results are bit-identical to them.
 #pragma once
 

@@ -12,6 +12,7 @@
 
 #include "backends/tbb/convert_rows.hpp"
 #include "backends/tbb/interpolate_plan.hpp"
+#include "backends/tbb/kernel_attributes.hpp"
 #include "backends/tbb/nontemporal.hpp"
 #include "backends/tbb/row_sum_gather.hpp"
 #include "backends/tbb/run_sum_gather.hpp"
@@ -367,7 +368,6 @@ BPG_ALWAYS_INLINE void run_tasks(const interp_plan &p, const T *dd, T *ds, int64
     }
 }
 
-#define BPG_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 BPG_CLONES void run_tasks_f32(const interp_plan &p, const void *dd, void *ds, int64_t blocks, int64_t t0, int64_t t1) {
     run_tasks(p, static_cast<const float *>(dd), static_cast<float *>(ds), blocks, t0, t1);
 }

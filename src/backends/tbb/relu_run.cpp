@@ -6,6 +6,7 @@
 #include <tbb/parallel_for.h>
 
 #include "backends/tbb/convert_rows.hpp"
+#include "backends/tbb/kernel_attributes.hpp"
 
 namespace bpg::tbb_backend {
 
@@ -36,7 +37,6 @@ inline void rows(const core::relu_bwd_problem &p, const T *x, const T *g, T *y, 
     }
 }
 
-#define BPG_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 BPG_CLONES void rows_f32(const core::relu_bwd_problem &p, const void *x, const void *g, void *y, int64_t r0, int64_t r1) {
     rows(p, static_cast<const float *>(x), static_cast<const float *>(g), static_cast<float *>(y), r0, r1);
 }

@@ -16,12 +16,11 @@
 #include <cstdint>
 #include <vector>
 
+#include "backends/tbb/kernel_attributes.hpp"
 #include "backends/tbb/prefetch.hpp"
 #include "kernels/interp_tables.hpp"
 
 namespace bpg::tbb_backend {
-
-#define BPG_ALWAYS_INLINE inline __attribute__((always_inline))
 
 // An axis's taps in summation order.
 struct grouped_axis {

@@ -1,0 +1,72 @@
+// The oneTBB BatchNormTrainingBackprop kernels by layout, as run_bn_plan
+// (bn_run.cpp) calls them. Each entry point picks the instance of the plan's
+// dtype and fusion, compiled per instruction set (BPG_BN_ENTRY).
+//
+// Pass 1 ("sums") writes a pair of f64 partials (sum of diff_dst, sum of
+// diff_dst * (src - mean)) per chunk: planar row r = (k, a) = (r / A, r % A)
+// has ceil(B / planar_chunk) chunks at pairs [r * chunks, (r + 1) * chunks);
+// channels-last chunk c (rows [c, c + 1) * vector_chunk) has channel k's at
+// pair c * K + k. run_bn_plan adds them up in one fixed order. With
+// use_global_stats (`global` set), the same sweep writes diff_src = a *
+// diff_dst. Pass 2 ("update") writes diff_src from the coefficients.
+#pragma once
+
+#include <cstdint>
+
+#include "backends/tbb/bn_lanes.hpp"
+
+namespace bpg::tbb_backend::bn {
+
+// Planar (NCX) rows, bn_planar.cpp. Pass 1 on rows [r0, r1); pass 2 on rows
+// r = (a, k) = (r / K, r % K) in [r0, r1), or on all rows of channel k.
+void planar_sums(const bn_plan &p, const data &d, const float *mean, double *partial, int64_t r0, int64_t r1,
+        const coeffs *global = nullptr);
+void planar_update(const bn_plan &p, const data &d, const coeffs &cf, int64_t r0, int64_t r1);
+void planar_update_channel(const bn_plan &p, const data &d, const coeffs &cf, int64_t k);
+// NCX f32 with a fused ReLU, per channel: pass 1 keeps the ReLU's decisions
+// in `passed` (A * (B / 16) words), pass 2 reads them instead of the relu
+// input. keeps_relu_decisions: whether run_bn_plan takes this way.
+bool keeps_relu_decisions(const bn_plan &p, const data &d);
+void relu_passed_sums(const bn_plan &p, const data &d, const float *mean, double *partial, int64_t k, uint16_t *passed);
+void relu_passed_update(const bn_plan &p, const data &d, const coeffs &cf, int64_t k, const uint16_t *passed);
+
+// Short planar rows in groups of channels, bn_short_rows.cpp: how many
+// channels a task takes (1: no groups), and both passes on the rows (a, k),
+// k in [k0, k1) (one run in memory).
+int64_t channels_per_task(const bn_plan &p);
+void short_rows_sums(const bn_plan &p, const data &d, const float *mean, double *partial, int64_t a, int64_t k0,
+        int64_t k1);
+void short_rows_update(const bn_plan &p, const data &d, const coeffs &cf, int64_t a, int64_t k0, int64_t k1);
+
+// Channels-last rows, bn_channels_last.cpp: pass 1 on chunks [c0, c1), pass
+// 2 on rows [a0, a1).
+void channels_last_sums(const bn_plan &p, const data &d, const float *mean, double *partial, int64_t c0, int64_t c1,
+        const coeffs *global = nullptr);
+void channels_last_update(const bn_plan &p, const data &d, const coeffs &cf, int64_t a0, int64_t a1);
+
+// Channels-last rows of fewer than 16 channels, as one flat run of vectors,
+// bn_narrow.cpp (called by the channels-last entry points): where it
+// applies, pass 1 on chunks [c0, c1), pass 2 (AVX-512 only) on rows [a0, a1).
+bool narrow_rows(const bn_plan &p);
+void narrow_sums(const bn_plan &p, const data &d, const float *mean, double *partial, int64_t c0, int64_t c1,
+        const coeffs *global);
+void narrow_update(const bn_plan &p, const data &d, const coeffs &cf, int64_t a0, int64_t a1);
+
+} // namespace bpg::tbb_backend::bn
+
+// Defines entry point NAME PARAMS (PARAMS starting with `const bn_plan &p`):
+// per dtype, a BPG_CLONES function calling BODY<T> ARGS, and NAME picking the
+// one of p.dt.
+#define BPG_BN_ENTRY(NAME, PARAMS, ARGS, BODY)                                                                         \
+    namespace {                                                                                                        \
+    BPG_CLONES void NAME##_f32 PARAMS { BODY<float> ARGS; }                                                            \
+    BPG_CLONES void NAME##_bf16 PARAMS { BODY<bf16_t> ARGS; }                                                          \
+    BPG_CLONES void NAME##_f16 PARAMS { BODY<f16_t> ARGS; }                                                            \
+    }                                                                                                                  \
+    void NAME PARAMS {                                                                                                 \
+        switch (p.dt) {                                                                                                \
+            case data_type::bf16: return NAME##_bf16 ARGS;                                                             \
+            case data_type::f16: return NAME##_f16 ARGS;                                                               \
+            default: return NAME##_f32 ARGS;                                                                           \
+        }                                                                                                              \
+    }

@@ -1,0 +1,219 @@
+// What every oneTBB BatchNormTrainingBackprop loop is built of (bn_planar.cpp,
+// bn_short_rows.cpp, bn_channels_last.cpp, bn_narrow.cpp): the data of one
+// execute, the values BN sees with a fused ReLUBackprop computed on the fly,
+// 16 elements at a time as f32 lanes (generic, and with AVX-512 loads) and
+// pass 2's diff_src of them. The arithmetic is kernels/bn_math.hpp's, so every
+// loop built of these gives the generic loop's bits.
+#pragma once
+
+#include <cstdint>
+#include <immintrin.h>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "backends/tbb/bn_plan.hpp"
+#include "backends/tbb/bn_relu_mask.hpp"
+#include "backends/tbb/convert_rows.hpp"
+#include "backends/tbb/kernel_attributes.hpp"
+#include "backends/tbb/prefetch.hpp"
+#include "kernels/bn_math.hpp"
+
+namespace bpg::tbb_backend::bn {
+
+constexpr int64_t planar_chunk = 4096; // elements of a run summed in f32 lanes
+constexpr int64_t vector_chunk = 256;  // rows summed in f32 per channel
+constexpr int lanes = 16;
+typedef float lanes16 __attribute__((vector_size(64)));
+typedef uint32_t u32x16 __attribute__((vector_size(64)));
+typedef uint16_t u16x16 __attribute__((vector_size(32)));
+typedef uint16_t u16x32 __attribute__((vector_size(64)));
+
+// Data pointers of one execute (typed by the kernels that read them).
+struct data {
+    const void *src = nullptr, *dd = nullptr, *relu_in = nullptr, *relu_dd = nullptr;
+    void *ds = nullptr;
+    bool nontemporal = false; // diff_src is large: write it past the caches
+    uint16_t *relu_mask = nullptr; // see bn_relu_mask.hpp: set when that path runs
+    relu_mask_rows mask_rows {};    // its tensors
+};
+
+// The values BN sees, with a fused ReLUBackprop computed on the fly.
+template <typename T, bn_fusion F> struct reader {
+    const T *src_p, *dd_p, *x_p, *g_p;
+    reader(const data &d)
+        : src_p(static_cast<const T *>(d.src)), dd_p(static_cast<const T *>(d.dd)),
+          x_p(static_cast<const T *>(d.relu_in)), g_p(static_cast<const T *>(d.relu_dd)) {}
+    BPG_ALWAYS_INLINE static float relu(float x, float g) { return x > 0.f ? g : 0.f; }
+    BPG_ALWAYS_INLINE float src(int64_t at_src, int64_t at_relu) const {
+        if constexpr (F == bn_fusion::relu_into_src) return relu(to_f32(x_p[at_relu]), to_f32(g_p[at_relu]));
+        else return to_f32(src_p[at_src]);
+    }
+    BPG_ALWAYS_INLINE float dd(int64_t at_dd, int64_t at_relu) const {
+        if constexpr (F == bn_fusion::relu_into_dd) return relu(to_f32(x_p[at_relu]), to_f32(g_p[at_relu]));
+        else return to_f32(dd_p[at_dd]);
+    }
+    // The lines `bytes` past these offsets of every tensor read, into L2.
+    BPG_ALWAYS_INLINE void prefetch(int64_t at_dd, int64_t at_src, int64_t at_relu, int64_t bytes) const {
+        if constexpr (F != bn_fusion::none) {
+            prefetch_l2_ahead(x_p + at_relu, bytes);
+            prefetch_l2_ahead(g_p + at_relu, bytes);
+        }
+        if constexpr (F != bn_fusion::relu_into_dd) prefetch_l2_ahead(dd_p + at_dd, bytes);
+        if constexpr (F != bn_fusion::relu_into_src) prefetch_l2_ahead(src_p + at_src, bytes);
+    }
+};
+
+// Pass 1 over channels-last rows prefetches this far ahead: the hardware
+// prefetchers alone left it at 1.16-1.21x the time of a plain read of the
+// same bytes, 1.07-1.14x with it (NXC f32 training 0.97 -> 0.94 x stream,
+// 11 interleaved runs; 2 and 8 KB no better, pass 2 no faster with it).
+constexpr int64_t rows_prefetch_bytes = 4096;
+
+// Element offset of (a, k, b) in a view.
+BPG_ALWAYS_INLINE int64_t at(const bn_view &v, int64_t a, int64_t k, int64_t b) { return a * v.a + k * v.k + b * v.b; }
+
+// Per-channel coefficients of pass 2: ds = a*dd + c2*(src - mean) + c0.
+struct coeffs {
+    std::vector<float> mean, a, c2, c0;
+};
+
+// 16 consecutive elements (channels, or of a planar row) of diff_dst (g) and
+// src (x) as f32 vectors, from their element offsets (d for diff_dst, s for
+// src, r for the relu tensors).
+template <typename T, bn_fusion F>
+BPG_ALWAYS_INLINE void load_dd_block(const reader<T, F> &rd, int64_t d, int64_t r, lanes16 &g) {
+    float gb[lanes];
+    for (int l = 0; l < lanes; ++l) gb[l] = rd.dd(d + l, r + l);
+    __builtin_memcpy(&g, gb, sizeof g);
+}
+template <typename T, bn_fusion F>
+BPG_ALWAYS_INLINE void load_block(const reader<T, F> &rd, int64_t d, int64_t s, int64_t r, lanes16 &g, lanes16 &x) {
+    load_dd_block(rd, d, r, g);
+    float xb[lanes];
+    for (int l = 0; l < lanes; ++l) xb[l] = rd.src(s + l, r + l);
+    __builtin_memcpy(&x, xb, sizeof x);
+}
+
+// Pass 2's diff_src of the element at offsets (d, s, r) (as load_block's),
+// with its channel's constants: with use_global_stats a*dd, and src not read.
+template <typename T, bn_fusion F>
+BPG_ALWAYS_INLINE float diff_src_one(const reader<T, F> &rd, bool global, int64_t d, int64_t s, int64_t r, float ak,
+        float c2, float m, float c0) {
+    const float g = rd.dd(d, r), x = global ? 0.f : rd.src(s, r);
+    float out;
+    kernels::bn_folded_diff_src(out, global, ak, g, c2, x, m, c0);
+    return out;
+}
+// The same for 16 consecutive elements (C: one channel's float constant, or a
+// vector of 16 channels').
+template <typename T, bn_fusion F, typename C>
+BPG_ALWAYS_INLINE void diff_src_block(const reader<T, F> &rd, bool global, int64_t d, int64_t s, int64_t r, const C &ak,
+        const C &c2, const C &m, const C &c0, lanes16 &out) {
+    lanes16 g, x;
+    if (global) {
+        load_dd_block(rd, d, r, g);
+        return kernels::bn_global_diff_src(out, ak, g);
+    }
+    load_block(rd, d, s, r, g, x);
+    kernels::bn_folded_diff_src(out, false, ak, g, c2, x, m, c0);
+}
+
+// 16 consecutive elements of T as f32 lanes with AVX-512: bf16 widened and
+// shifted (bf16_to_f32_inline's bits), f16 by vcvtph2ps (the values of
+// f16_to_f32_inline; a signalling NaN comes out quiet, which no result
+// computed from it can show, see convert_rows.hpp). Per lane (load_block),
+// GCC converted f16 in 8-lane halves through the stack: NCX f16 pass 1 took
+// twice the time of the reads it does.
+__attribute__((target("avx512f"), always_inline)) inline __m512 lanes_f32(const float *p) { return _mm512_loadu_ps(p); }
+// (Zero-masking forms: GCC 12's unmasked intrinsics warn of their own
+// undefined operand.)
+__attribute__((target("avx512f"), always_inline)) inline __m512 lanes_f32(const bf16_t *p) {
+    const __m512i w = _mm512_maskz_cvtepu16_epi32(0xffff, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)));
+    return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xffff, w, 16));
+}
+__attribute__((target("avx512f"), always_inline)) inline __m512 lanes_f32(const f16_t *p) {
+    return _mm512_maskz_cvtph_ps(0xffff, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)));
+}
+template <typename T> BPG_ALWAYS_INLINE const T *tensor(const void *base, int64_t at) {
+    return static_cast<const T *>(base) + at;
+}
+
+// 16 consecutive elements of diff_dst (g) and src (x) as BN sees them, with
+// AVX-512: a fused ReLU as reader::relu computes it (relu_dd where the relu
+// input is > 0, compared ordered, so NaN gives 0; else +0), by a mask
+// (load_block's per-lane select measured 1.8x slower here). The ReLU's
+// decisions (the lanes whose relu input is > 0) go to `passed`.
+template <typename T>
+__attribute__((target("avx512f"), always_inline)) inline __m512 relu_lanes(const data &d, int64_t relu_at,
+        __mmask16 &passed) {
+    const __m512 in = lanes_f32(tensor<T>(d.relu_in, relu_at));
+    passed = _mm512_cmp_ps_mask(in, _mm512_setzero_ps(), _CMP_GT_OQ);
+    return _mm512_maskz_mov_ps(passed, lanes_f32(tensor<T>(d.relu_dd, relu_at)));
+}
+template <typename T, bn_fusion F>
+__attribute__((target("avx512f"), always_inline)) inline void load_lanes(const data &d, int64_t dd_at, int64_t src_at,
+        int64_t relu_at, lanes16 &g, lanes16 &x, __mmask16 &passed) {
+    __m512 relu = _mm512_setzero_ps();
+    passed = 0xffff;
+    if constexpr (F != bn_fusion::none) relu = relu_lanes<T>(d, relu_at, passed);
+    g = lanes16(F == bn_fusion::relu_into_dd ? relu : lanes_f32(tensor<T>(d.dd, dd_at)));
+    x = lanes16(F == bn_fusion::relu_into_src ? relu : lanes_f32(tensor<T>(d.src, src_at)));
+}
+template <typename T, bn_fusion F>
+__attribute__((target("avx512f"), always_inline)) inline void load_lanes(const data &d, int64_t dd_at, int64_t src_at,
+        int64_t relu_at, lanes16 &g, lanes16 &x) {
+    __mmask16 passed;
+    load_lanes<T, F>(d, dd_at, src_at, relu_at, g, x, passed);
+}
+// diff_dst alone (use_global_stats: src, or a ReLU fused into it, not read).
+template <typename T, bn_fusion F>
+__attribute__((target("avx512f"), always_inline)) inline void load_dd_lanes(const data &d, int64_t dd_at,
+        int64_t relu_at, lanes16 &g) {
+    __mmask16 passed;
+    if constexpr (F == bn_fusion::relu_into_dd) g = lanes16(relu_lanes<T>(d, relu_at, passed));
+    else g = lanes16(lanes_f32(tensor<T>(d.dd, dd_at)));
+}
+
+// f32 with the ReLU's decisions already known (kept by pass 1): the relu
+// input is not read. (Without a ReLU, the plain loads.)
+template <bn_fusion F>
+__attribute__((target("avx512f"), always_inline)) inline void load_lanes_f32_passed(const data &d, int64_t dd_at,
+        int64_t src_at, int64_t relu_at, __mmask16 passed, lanes16 &g, lanes16 &x) {
+    if constexpr (F == bn_fusion::none) return load_lanes<float, F>(d, dd_at, src_at, relu_at, g, x);
+    const __m512 relu = _mm512_maskz_loadu_ps(passed, tensor<float>(d.relu_dd, relu_at));
+    g = lanes16(F == bn_fusion::relu_into_dd ? relu : _mm512_loadu_ps(tensor<float>(d.dd, dd_at)));
+    x = lanes16(F == bn_fusion::relu_into_src ? relu : _mm512_loadu_ps(tensor<float>(d.src, src_at)));
+}
+
+// diff_src_block with AVX-512 loads (C: one channel's float constant, or a
+// vector of 16 channels'); `passed`: f32 decisions kept by pass 1, or null.
+template <typename T, bn_fusion F, typename C>
+__attribute__((target("avx512f"), always_inline)) inline void diff_src_lanes(const data &d, bool global, int64_t dd_at,
+        int64_t src_at, int64_t relu_at, const C &ak, const C &c2, const C &m, const C &c0, lanes16 &r,
+        const uint16_t *passed = nullptr) {
+    lanes16 g, x;
+    if (global) {
+        load_dd_lanes<T, F>(d, dd_at, relu_at, g);
+        return kernels::bn_global_diff_src(r, ak, g);
+    }
+    if constexpr (std::is_same_v<T, float>) {
+        if (passed) load_lanes_f32_passed<F>(d, dd_at, src_at, relu_at, *passed, g, x);
+        else load_lanes<T, F>(d, dd_at, src_at, relu_at, g, x);
+    } else {
+        load_lanes<T, F>(d, dd_at, src_at, relu_at, g, x);
+    }
+    kernels::bn_folded_diff_src(r, false, ak, g, c2, x, m, c0);
+}
+
+// Calls f(std::integral_constant<bn_fusion, F> {}) with F = fusion, inlined
+// into the caller with f (declared BPG_LAMBDA_INLINE), as with_blocks does.
+template <typename Fn> BPG_ALWAYS_INLINE decltype(auto) with_fusion(bn_fusion fusion, Fn &&f) {
+    switch (fusion) {
+        case bn_fusion::relu_into_src: return f(std::integral_constant<bn_fusion, bn_fusion::relu_into_src> {});
+        case bn_fusion::relu_into_dd: return f(std::integral_constant<bn_fusion, bn_fusion::relu_into_dd> {});
+        default: return f(std::integral_constant<bn_fusion, bn_fusion::none> {});
+    }
+}
+
+} // namespace bpg::tbb_backend::bn

@@ -1,0 +1,79 @@
+// How the BN loops write diff_src from f32 lanes: converted to 16 bits 16
+// lanes at a time, and streamed past the caches in whole lines when large.
+#pragma once
+
+#include "backends/tbb/bn_lanes.hpp"
+
+namespace bpg::tbb_backend::bn {
+
+// 16 f32 lanes as diff_src's T: f32 as they are; bf16 rounded by
+// kernels::bf16_bits_of_f32_bits, 16 lanes at a time (the formula of
+// f32_to_bf16_inline); f16 by vcvtps2ph, which gives f32_to_f16_inline's bits
+// (see convert_rows.hpp). Per lane, GCC's code for from_f32 left NXC bf16
+// pass 2 at twice the time of the reads and writes it does.
+__attribute__((target("avx512f"), always_inline)) inline u16x16 to_16bit(bf16_t *, const lanes16 &r) {
+    u32x16 bits;
+    kernels::bf16_bits_of_f32_bits(bits, (u32x16)r); // (u32x16)r: the bits, by a same-size vector cast
+    return __builtin_convertvector(bits, u16x16);
+}
+__attribute__((target("avx512f"), always_inline)) inline u16x16 to_16bit(f16_t *, const lanes16 &r) {
+    // (The zero-masking form: GCC 12's unmasked one warns of its own undefined operand.)
+    return u16x16(_mm512_maskz_cvtps_ph(0xffff, __m512(r), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+
+// Two consecutive vectors of lanes out to diff_src at `out` (64-byte
+// aligned) with non-temporal stores of whole lines: a 16-bit pair fills one
+// line (Zen 4 runs half-line non-temporal stores several times slower:
+// NXC bf16 pass 2 measured 1.7x slower with them than with ordinary stores).
+__attribute__((target("avx512f"), always_inline)) inline void stream_pair(float *out, const lanes16 &r0, const lanes16 &r1) {
+    _mm512_stream_ps(out, __m512(r0));
+    _mm512_stream_ps(out + 16, __m512(r1));
+}
+template <typename T>
+__attribute__((target("avx512f"), always_inline)) inline void stream_pair(T *out, const lanes16 &r0, const lanes16 &r1) {
+    const u16x16 lo = to_16bit(out, r0), hi = to_16bit(out, r1);
+    const u16x32 line = __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17,
+            18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
+    _mm512_stream_si512(reinterpret_cast<__m512i *>(out), __m512i(line));
+}
+// One vector alone (the last of an odd count), with an ordinary store.
+__attribute__((target("avx512f"), always_inline)) inline void store_one(float *out, const lanes16 &r) {
+    _mm512_storeu_ps(out, __m512(r));
+}
+template <typename T>
+__attribute__((target("avx512f"), always_inline)) inline void store_one(T *out, const lanes16 &r) {
+    const u16x16 v = to_16bit(out, r);
+    __builtin_memcpy(out, &v, sizeof v);
+}
+
+// diff_src vectors leaving in memory order (put() at consecutive places from
+// a 64-byte-aligned start when streaming): with `stream`, straight from the
+// registers with non-temporal stores of whole lines, f32 a vector a line,
+// 16-bit a pair held until its second vector comes (channels-last: even from
+// the next row, K = 112 has 7 vectors a row); else ordinary stores.
+// finish(): a vector still held goes out with an ordinary store, then the
+// store fence.
+template <typename T> struct vector_out {
+    bool stream;
+    lanes16 held = {};
+    T *held_at = nullptr;
+    __attribute__((target("avx512f"), always_inline)) void put(T *at, const lanes16 &r) {
+        if (!stream) return store_one(at, r);
+        if constexpr (std::is_same_v<T, float>) {
+            _mm512_stream_ps(at, __m512(r));
+        } else if (held_at) {
+            stream_pair(held_at, held, r);
+            held_at = nullptr;
+        } else {
+            held = r;
+            held_at = at;
+        }
+    }
+    __attribute__((target("avx512f"), always_inline)) void finish() {
+        if (held_at) store_one(held_at, held);
+        held_at = nullptr;
+        if (stream) _mm_sfence(); // the streamed lines are visible before the task ends
+    }
+};
+
+} // namespace bpg::tbb_backend::bn
