@@ -31,12 +31,11 @@ void relu_passed_sums(const bn_plan &p, const data &d, const float *mean, double
 void relu_passed_update(const bn_plan &p, const data &d, const coeffs &cf, int64_t k, const uint16_t *passed);
 
 // Short planar rows in groups of channels, bn_short_rows.cpp: how many
-// channels a task takes (1: no groups), and both passes on the rows (a, k),
-// k in [k0, k1) (one run in memory).
+// channels a task takes (1: no groups), and both passes on the rows (a, k)
+// of channels k in [k0, k1), every a (row a of the group one run in memory).
 int64_t channels_per_task(const bn_plan &p);
-void short_rows_sums(const bn_plan &p, const data &d, const float *mean, double *partial, int64_t a, int64_t k0,
-        int64_t k1);
-void short_rows_update(const bn_plan &p, const data &d, const coeffs &cf, int64_t a, int64_t k0, int64_t k1);
+void short_rows_sums(const bn_plan &p, const data &d, const float *mean, double *partial, int64_t k0, int64_t k1);
+void short_rows_update(const bn_plan &p, const data &d, const coeffs &cf, int64_t k0, int64_t k1);
 
 // Channels-last rows, bn_channels_last.cpp: pass 1 on chunks [c0, c1), pass
 // 2 on rows [a0, a1).

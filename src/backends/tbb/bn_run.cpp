@@ -180,18 +180,17 @@ void run_bn_plan(const bn_plan &p, const backends::buffer_map &b) {
             tbb::parallel_for(tbb::blocked_range<int64_t>(0, groups, 1), [&](const tbb::blocked_range<int64_t> &r) {
                 for (int64_t g = r.begin(); g < r.end(); ++g) {
                     const int64_t k0 = g * group, k1 = std::min(p.K, k0 + group);
-                    for (int64_t a = 0; a < p.A; ++a) bn::short_rows_sums(p, d, cf.mean.data(), partial.data(), a, k0, k1);
+                    bn::short_rows_sums(p, d, cf.mean.data(), partial.data(), k0, k1);
                     bool any_literal = false;
                     for (int64_t k = k0; k < k1; ++k) {
                         combine(k);
                         finish_channel(size_t(k));
                         any_literal |= literal[size_t(k)] != 0;
                     }
-                    for (int64_t a = p.A - 1; a >= 0; --a) // last rows first, as upd_ch
-                        if (!any_literal) bn::short_rows_update(p, d, cf, a, k0, k1);
-                        else
-                            for (int64_t k = k0; k < k1; ++k)
-                                if (!literal[size_t(k)]) upd(p, d, cf, a * p.K + k, a * p.K + k + 1);
+                    if (!any_literal) bn::short_rows_update(p, d, cf, k0, k1);
+                    else
+                        for (int64_t k = k0; k < k1; ++k)
+                            if (!literal[size_t(k)]) bn::planar_update_channel(p, d, cf, k);
                 }
             });
         } else {
