@@ -172,7 +172,9 @@ BPG_BN_ENTRY(short_rows_update, (const bn_plan &p, const data &d, const coeffs &
 // cache, and at least 16 groups to share out.
 int64_t channels_per_task(const bn_plan &p) {
     const int64_t row_bytes = p.B * int64_t(size_of(p.dt)), channel_bytes = p.A * row_bytes;
-    const bool runs = p.src.k == p.B && p.dd.k == p.B && p.ds.k == p.B
+    // (Of the tensors read: a fused ReLU stands for the BN input it feeds.)
+    const bool runs = (p.fusion == bn_fusion::relu_into_src || p.src.k == p.B)
+            && (p.fusion == bn_fusion::relu_into_dd || p.dd.k == p.B) && p.ds.k == p.B
             && (p.fusion == bn_fusion::none || (p.relu_in.k == p.B && p.relu_dd.k == p.B));
     if (!runs || row_bytes >= 1024) return 1;
     int64_t group = std::min<int64_t>(16, (4096 + row_bytes - 1) / row_bytes);
