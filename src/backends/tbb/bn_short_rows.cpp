@@ -77,28 +77,41 @@ __attribute__((target("avx512f"))) void short_rows_sums_avx512(const bn_plan &p,
 }
 
 // Pass 2 on rows (a, k), k in [k0, k1) (16 at most), whose rows follow one
-// another in every tensor (see channels_per_task), into `out` with ordinary
-// stores: the run of (k1 - k0) * B elements as one array of whole vectors,
-// each lane's channel constants picked by vpermps from the group's 16 (lane
-// channel (e + 0.5) / B in f32, exact for these sizes), the same arithmetic
-// per element as update_row_avx512 (same bits). Row by row, the calls and
-// each row's one-element tail took ~40% of NCX 7x7's time.
+// another in every tensor (see channels_per_task), into diff_src: the run of
+// (k1 - k0) * B elements as one array of whole vectors, each lane's channel
+// constants picked by vpermps from the group's 16 (lane channel (e + 0.5) / B
+// in f32, exact for these sizes), the same arithmetic per element as
+// update_row_avx512 (same bits). Row by row, the calls and each row's
+// one-element tail took ~40% of NCX 7x7's time. With `stream`, the vectors
+// from the run's first line boundary on leave with non-temporal stores and
+// no fence: the caller fences once after all its runs (a staged run's copy
+// ended in a fence, every ~3 KB, and the next stores waited for it: ~30% of
+// pass 2's time).
 template <typename T, bn_fusion F>
 __attribute__((target("avx512f"))) void short_rows_update_avx512(const bn_plan &p, const data &d, const coeffs &cf,
-        int64_t a, int64_t k0, int64_t k1, T *out) {
+        int64_t a, int64_t k0, int64_t k1, bool stream) {
     const reader<T, F> rd(d);
     const int64_t n = (k1 - k0) * p.B, s0 = at(p.src, a, k0, 0), d0 = at(p.dd, a, k0, 0), x0 = at(p.relu_in, a, k0, 0);
+    T *out = static_cast<T *>(d.ds) + at(p.ds, a, k0, 0);
     alignas(64) float table[4][lanes] = {};
     for (int64_t k = k0; k < k1; ++k) {
         const size_t i = size_t(k - k0), c = size_t(k);
         table[0][i] = cf.a[c], table[1][i] = cf.c2[c], table[2][i] = cf.mean[c], table[3][i] = cf.c0[c];
     }
+    const auto one = [&](int64_t b) {
+        const size_t i = size_t(b / p.B);
+        out[b] = from_f32<T>(diff_src_one(rd, p.global_stats, d0 + b, s0 + b, x0 + b, table[0][i], table[1][i],
+                table[2][i], table[3][i]));
+    };
+    int64_t b = 0;
+    if (stream)
+        for (; b < n && !streams_to(out + b); ++b) one(b);
     const __m512 ak = _mm512_load_ps(table[0]), c2 = _mm512_load_ps(table[1]), m = _mm512_load_ps(table[2]),
                  c0 = _mm512_load_ps(table[3]);
     const __m512 inv_b = _mm512_set1_ps(1.f / float(p.B));
-    __m512 e = _mm512_add_ps(_mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), _mm512_set1_ps(0.5f));
-    vector_out<T> vo {false};
-    int64_t b = 0;
+    __m512 e = _mm512_add_ps(_mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+            _mm512_set1_ps(float(b) + 0.5f));
+    vector_out<T> vo {stream};
     for (; b + lanes <= n; b += lanes, e = _mm512_add_ps(e, _mm512_set1_ps(float(lanes)))) {
         const __m512i ch = _mm512_maskz_cvttps_epi32(0xffff, _mm512_mul_ps(e, inv_b));
         lanes16 r;
@@ -107,29 +120,19 @@ __attribute__((target("avx512f"))) void short_rows_update_avx512(const bn_plan &
                 lanes16(_mm512_maskz_permutexvar_ps(0xffff, ch, c0)), r);
         vo.put(out + b, r);
     }
-    vo.finish();
-    for (; b < n; ++b) {
-        const size_t i = size_t(b / p.B);
-        out[b] = from_f32<T>(diff_src_one(rd, p.global_stats, d0 + b, s0 + b, x0 + b, table[0][i], table[1][i],
-                table[2][i], table[3][i]));
-    }
+    vo.flush();
+    for (; b < n; ++b) one(b);
 }
 
 // Pass 2 on the planar rows (a, k) of channels [k0, k1), which follow one
-// another in diff_src (ds.k == B): rows that stream (64-byte aligned, B a
-// whole number of lines) one by one, else one staged output run for all of
-// them instead of one each (7x7).
+// another in diff_src (ds.k == B); with AVX-512 as one run (above), else row
+// by row into one staged output run.
 template <typename T, bn_fusion F>
 BPG_ALWAYS_INLINE void update_rows_of_channels(const bn_plan &p, const data &d, const coeffs &cf, int64_t a, int64_t k0,
         int64_t k1) {
-    if (d.nontemporal && p.B * int64_t(sizeof(T)) % 64 == 0 && streams_to(static_cast<T *>(d.ds) + at(p.ds, a, k0, 0))) {
-        for (int64_t k = k0; k < k1; ++k) update_row<T, F>(p, d, cf, a, k);
-        return;
-    }
+    if (k1 - k0 <= lanes && has_avx512f()) return short_rows_update_avx512<T, F>(p, d, cf, a, k0, k1, d.nontemporal);
     const out_run<T> o(static_cast<T *>(d.ds) + at(p.ds, a, k0, 0), (k1 - k0) * p.B, d.nontemporal);
-    if (k1 - k0 <= lanes && has_avx512f()) short_rows_update_avx512<T, F>(p, d, cf, a, k0, k1, o.out);
-    else
-        for (int64_t k = k0; k < k1; ++k) update_row_into<T, F>(p, d, cf, a, k, o.out + (k - k0) * p.B);
+    for (int64_t k = k0; k < k1; ++k) update_row_into<T, F>(p, d, cf, a, k, o.out + (k - k0) * p.B);
     o.finish();
 }
 
@@ -151,6 +154,7 @@ BPG_ALWAYS_INLINE void short_rows_update_of(const bn_plan &p, const data &d, con
     with_fusion(p.fusion, [&](auto f) BPG_LAMBDA_INLINE {
         for (int64_t a = p.A - 1; a >= 0; --a) update_rows_of_channels<T, f.value>(p, d, cf, a, k0, k1);
     });
+    if (d.nontemporal) _mm_sfence(); // the streamed lines are visible before the task ends
 }
 
 } // namespace

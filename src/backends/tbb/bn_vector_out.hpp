@@ -52,7 +52,9 @@ __attribute__((target("avx512f"), always_inline)) inline void store_one(T *out, 
 // 16-bit a pair held until its second vector comes (channels-last: even from
 // the next row, K = 112 has 7 vectors a row); else ordinary stores.
 // finish(): a vector still held goes out with an ordinary store, then the
-// store fence.
+// store fence; flush(): the same without the fence, for a caller that writes
+// more runs and fences once at the end (a fence waits for every streamed
+// line to reach memory).
 template <typename T> struct vector_out {
     bool stream;
     lanes16 held = {};
@@ -69,9 +71,12 @@ template <typename T> struct vector_out {
             held_at = at;
         }
     }
-    __attribute__((target("avx512f"), always_inline)) void finish() {
+    __attribute__((target("avx512f"), always_inline)) void flush() {
         if (held_at) store_one(held_at, held);
         held_at = nullptr;
+    }
+    __attribute__((target("avx512f"), always_inline)) void finish() {
+        flush();
         if (stream) _mm_sfence(); // the streamed lines are visible before the task ends
     }
 };
