@@ -135,6 +135,7 @@ BPG_ALWAYS_INLINE void planar_update_of(const bn_plan &p, const data &d, const c
     with_fusion(p.fusion, [&](auto f) BPG_LAMBDA_INLINE {
         for (int64_t r = r0; r < r1; ++r) update_row<T, f.value>(p, d, cf, r / p.K, r % p.K);
     });
+    end_of_streamed_rows(d);
 }
 
 template <typename T>
@@ -145,6 +146,7 @@ BPG_ALWAYS_INLINE void planar_update_channel_of(const bn_plan &p, const data &d,
     with_fusion(p.fusion, [&](auto f) BPG_LAMBDA_INLINE {
         for (int64_t a = p.A - 1; a >= 0; --a) update_row<T, f.value>(p, d, cf, a, k);
     });
+    end_of_streamed_rows(d);
 }
 
 } // namespace
@@ -172,6 +174,7 @@ void relu_passed_update_channel(const bn_plan &p, const data &d, const coeffs &c
         else
             planar_update(p, d, cf, a * p.K + k, a * p.K + k + 1);
     }
+    end_of_streamed_rows(d);
 }
 
 } // namespace

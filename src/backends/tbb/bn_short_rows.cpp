@@ -154,7 +154,7 @@ BPG_ALWAYS_INLINE void short_rows_update_of(const bn_plan &p, const data &d, con
     with_fusion(p.fusion, [&](auto f) BPG_LAMBDA_INLINE {
         for (int64_t a = p.A - 1; a >= 0; --a) update_rows_of_channels<T, f.value>(p, d, cf, a, k0, k1);
     });
-    if (d.nontemporal) _mm_sfence(); // the streamed lines are visible before the task ends
+    end_of_streamed_rows(d);
 }
 
 } // namespace
