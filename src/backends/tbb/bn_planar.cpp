@@ -31,7 +31,7 @@ __attribute__((target("avx512f"))) void global_sums_row_avx512(const bn_plan &p,
         }
     } each {out, cf.a[size_t(k)], {stream}};
     planar_row_sums_avx512<T, F>(p, d, mean, partial, r, each);
-    each.vo.finish();
+    each.vo.flush(); // (sums_planar fences after its last row)
     // The tail (B % 16 elements, all in the last chunk) element by element.
     const reader<T, F> rd(d);
     const int64_t d0 = at(p.dd, a, k, 0), x0 = at(p.relu_in, a, k, 0);
@@ -69,6 +69,7 @@ BPG_ALWAYS_INLINE void sums_planar(const bn_plan &p, const data &d, const float 
             const out_run<T> o(dst, p.B, d.nontemporal && !stream);
             global_sums_row_avx512<T, F>(p, d, mean, *global, partial, r, o.out, stream);
             o.finish();
+            if (r + 1 == r1) end_of_streamed_rows(d);
             continue;
         }
         if constexpr (!std::is_same_v<T, float>)
