@@ -25,11 +25,11 @@ const char *to_string(status s);
 
 // Every failure of the library is reported by throwing bpg::error. The message
 // names the op (kind and id), the attribute or tensor, the bad value and the
-// rule it breaks.
+// rule it breaks. It is one line: control characters a caller put in a name
+// or value (a newline, a NUL) are escaped ("\\n", "\\x00").
 class error : public std::runtime_error {
 public:
-    error(status code, const std::string &message)
-        : std::runtime_error(message), code_(code) {}
+    error(status code, const std::string &message);
     status code() const noexcept { return code_; }
 
 private:

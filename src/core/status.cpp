@@ -1,6 +1,11 @@
 #include "bpg/status.hpp"
 
+#include "core/message_text.hpp"
+
 namespace bpg {
+
+error::error(status code, const std::string &message)
+    : std::runtime_error(core::printable(message)), code_(code) {}
 
 const char *to_string(status s) {
     switch (s) {
