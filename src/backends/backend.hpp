@@ -39,6 +39,10 @@ public:
     virtual backend_kind kind() const = 0;
     // Empty when the backend computes this partition exactly; else why not.
     virtual std::string why_unsupported(const partition_problem &p) const = 0;
+    // Empty when the results equal the reference's on every input, NaN and
+    // ±Inf too; else how they differ on non-finite inputs (docs/divergences.md).
+    // The automatic dispatch rule passes over such a backend; forcing it works.
+    virtual std::string non_finite_divergence(const partition_problem &) const { return {}; }
     virtual std::unique_ptr<kernel> compile(const partition_problem &p) const = 0;
 };
 

@@ -76,7 +76,7 @@ const backend *find_backend(backend_kind k) { return find_in(registered_backends
 
 // THE dispatch rule. With a backend forced (by the caller, or BPG_BACKEND),
 // that backend or an error. Otherwise the first backend, in this order, that
-// computes the partition exactly:
+// computes the partition exactly, non-finite values included:
 //   1. tbb  - our oneTBB kernels: faster than oneDNN on every interpolate
 //             case of bpg-bench and on NCX BN, level with it or faster on
 //             NXC BN f32 (README, "Performance"); they run every layout;
@@ -103,7 +103,8 @@ const backend &choose_backend(const partition_problem &p, backend_kind requested
     const std::string rule = "dispatch rule (" + names(ord) + (lead ? ": channels-last bf16 BN training" : "") + ")";
     std::string passed;
     for (const backend *b : ord) {
-        const std::string no = b->why_unsupported(p);
+        std::string no = b->why_unsupported(p);
+        if (no.empty()) no = b->non_finite_divergence(p);
         if (no.empty()) {
             if (reason) *reason = passed.empty() ? "first choice of the " + rule : rule + "; passed over " + passed;
             return *b;

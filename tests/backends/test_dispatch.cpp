@@ -107,6 +107,50 @@ TEST(Dispatch, DnnlFirstForChannelsLastBf16BatchNormTraining) {
     EXPECT_EQ(&choose_backend(nxc_bf16, backend_kind::tbb, nullptr, order), &tbb);
 }
 
+// A backend whose results differ from the reference's on non-finite inputs
+// only: the automatic rule passes over it, forcing it still works.
+class diverges_on_non_finite : public fake {
+public:
+    using fake::fake;
+    std::string non_finite_divergence(const partition_problem &) const override { return "turns Inf into NaN"; }
+};
+
+TEST(Dispatch, AutomaticRulePassesOverBackendsThatDivergeOnNonFiniteValues) {
+    const fake tbb(backend_kind::tbb, "a"), ref(backend_kind::ref, "");
+    const diverges_on_non_finite dnnl(backend_kind::dnnl, "");
+    const std::vector<const backend *> order {&tbb, &dnnl, &ref};
+    std::string why;
+    EXPECT_EQ(&choose_backend(pattern("a"), backend_kind::auto_select, nullptr, order, &why), &ref);
+    EXPECT_NE(why.find("passed over tbb: refuses a; dnnl: turns Inf into NaN"), std::string::npos) << why;
+    EXPECT_EQ(&choose_backend(pattern("a"), backend_kind::dnnl, nullptr, order), &dnnl);
+    EXPECT_EQ(&choose_backend(pattern("a"), backend_kind::auto_select, "dnnl", order), &dnnl);
+}
+
+// The real dnnl backend declares that divergence for linear interpolation
+// only (tests/non_finite pins what oneDNN does); nearest and BN are exact.
+TEST(Dispatch, DnnlDeclaresItsNonFiniteDivergenceForLinearInterpolation) {
+    const backend *dnnl = find_backend(backend_kind::dnnl);
+    ASSERT_NE(dnnl, nullptr);
+    const auto interp = [](core::interp_mode m) {
+        partition_problem p;
+        p.pattern = "interpolate_bwd";
+        p.ops.push_back(test::make_interp_problem(m, kernels::coord_mode::half_pixel,
+                kernels::nearest_rounding::round_prefer_ceil, test::layout::ncx, {2, 3, 4, 4}, {2, 3, 8, 8}));
+        return p;
+    };
+    EXPECT_TRUE(dnnl->why_unsupported(interp(core::interp_mode::linear)).empty());
+    EXPECT_NE(dnnl->non_finite_divergence(interp(core::interp_mode::linear)).find("may give NaN"), std::string::npos);
+    EXPECT_EQ(dnnl->non_finite_divergence(interp(core::interp_mode::nearest)), "");
+    test::bn_spec s;
+    s.src_shape = {2, 3, 4, 4};
+    s.stat_shape = {3};
+    s.fmt = test::layout::ncx;
+    partition_problem bn;
+    bn.pattern = "bn_bwd";
+    bn.ops.push_back(test::make_bn_problem(s));
+    EXPECT_EQ(dnnl->non_finite_divergence(bn), "");
+}
+
 TEST(Dispatch, RegistryOrderIsTbbDnnlRef) {
     const auto &order = registered_backends();
     ASSERT_EQ(order.size(), 3u);

@@ -51,6 +51,15 @@ std::string dnnl_backend::why_unsupported(const partition_problem &p) const {
     return std::visit(why_visitor {}, p.ops.front());
 }
 
+std::string dnnl_backend::non_finite_divergence(const partition_problem &p) const {
+    if (p.ops.size() != 1) return {};
+    const auto *ip = std::get_if<core::interpolate_bwd_problem>(&p.ops.front());
+    if (!ip || ip->mode != core::interp_mode::linear) return {};
+    return "InterpolateBackprop op " + std::to_string(ip->op_id)
+            + ": oneDNN's linear resampling backward may give NaN where a diff_src element is +Inf or -Inf "
+              "(it multiplies diff_dst elements by zero weights)";
+}
+
 std::unique_ptr<kernel> dnnl_backend::compile(const partition_problem &p) const {
     const std::string no = multi_op_refusal(p);
     if (!no.empty()) throw error(status::unimplemented, no);

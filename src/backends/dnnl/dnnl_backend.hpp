@@ -8,6 +8,9 @@
 //       SEMANTICS.md gives 0 in both cases (measured on oneDNN 2.6).
 //   partitions of more than one op (the ReLUBackprop -> BN fusion): not
 //       lowered; oneDNN 2.6 has no primitive for that pattern.
+// non_finite_divergence: oneDNN's linear resampling backward may give NaN
+// where SEMANTICS.md gives ±Inf (it adds diff_dst elements with zero
+// weights), so the automatic rule never picks dnnl for linear interpolation.
 // why_unsupported says which rule a problem breaks, with the op id. Primitives
 // live in a thread-safe cache keyed by the full problem (primitive_cache.hpp);
 // compiled kernels execute from any number of threads at once
@@ -22,6 +25,7 @@ class dnnl_backend : public backend {
 public:
     backend_kind kind() const override;
     std::string why_unsupported(const partition_problem &p) const override;
+    std::string non_finite_divergence(const partition_problem &p) const override;
     std::unique_ptr<kernel> compile(const partition_problem &p) const override;
 };
 
