@@ -45,8 +45,7 @@ std::map<size_t, std::vector<float>> bn_inputs(const bn_case &c, uint32_t seed) 
     return in;
 }
 
-std::map<size_t, std::vector<float>> run_bn(const bn_case &c, backend_kind b, const std::map<size_t, std::vector<float>> &in,
-        bool fused, bool read_diff_src) {
+std::vector<op> bn_case_ops(const bn_case &c) {
     const dims strides = c.data_strides.empty() ? dense_strides(c.shape) : c.data_strides;
     auto data = [&](size_t id) { return logical_tensor(id, c.dt, c.shape, strides); };
     auto stat = [&](size_t id) { return logical_tensor(id, c.stat_dt, c.stat_shape, layout_type::strided); };
@@ -66,6 +65,26 @@ std::map<size_t, std::vector<float>> run_bn(const bn_case &c, backend_kind b, co
     o.set_attr(op::attr::epsilon, c.epsilon).set_attr(op::attr::data_format, c.nxc ? "NXC" : "NCX");
     o.set_attr(op::attr::use_global_stats, c.global_stats);
     ops.push_back(o);
+    return ops;
+}
+
+compiled_partition compile_bn_case(const bn_case &c, backend_kind b) {
+    graph g;
+    for (const op &x : bn_case_ops(c)) g.add_op(x);
+    g.finalize();
+    const partition p = g.get_partitions().at(0);
+    compile_options opts;
+    opts.backend = b;
+    return p.compile(p.get_input_ports(), p.get_output_ports(), engine(), opts);
+}
+
+std::map<size_t, std::vector<float>> run_bn(const bn_case &c, backend_kind b, const std::map<size_t, std::vector<float>> &in,
+        bool fused, bool read_diff_src) {
+    const std::vector<op> ops = bn_case_ops(c);
+    const std::vector<logical_tensor> &bn_out = ops.back().get_outputs();
+    const dims strides = c.data_strides.empty() ? dense_strides(c.shape) : c.data_strides;
+    auto data = [&](size_t id) { return logical_tensor(id, c.dt, c.shape, strides); };
+    auto stat = [&](size_t id) { return logical_tensor(id, c.stat_dt, c.stat_shape, layout_type::strided); };
 
     engine e;
     stream s(e);

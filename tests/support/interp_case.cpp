@@ -40,7 +40,7 @@ std::vector<float> diff_dst_values(const interp_case &c, uint32_t seed) {
     return v;
 }
 
-std::vector<float> run_interp(const interp_case &c, backend_kind b, const std::vector<float> &dd_values) {
+compiled_partition compile_interp_case(const interp_case &c, backend_kind b) {
     const dims src_strides = c.src_strides.empty() ? layout_strides(c.src, c.channels_last_strides) : c.src_strides;
     const dims dst_strides = c.dst_strides.empty() ? layout_strides(c.dst, c.channels_last_strides) : c.dst_strides;
     const logical_tensor src(0, c.dt, c.src, src_strides);
@@ -64,11 +64,15 @@ std::vector<float> run_interp(const interp_case &c, backend_kind b, const std::v
     g.add_op(o);
     g.finalize();
     partition p = g.get_partitions().at(0);
-    engine e;
     compile_options opts;
     opts.backend = b;
-    compiled_partition cp = p.compile({src, dd}, {ds}, e, opts);
+    return p.compile({src, dd}, {ds}, engine(), opts);
+}
 
+std::vector<float> run_interp(const interp_case &c, backend_kind b, const std::vector<float> &dd_values) {
+    const compiled_partition cp = compile_interp_case(c, b);
+    const logical_tensor src = cp.query_logical_tensor(0), dd = cp.query_logical_tensor(1), ds = cp.query_logical_tensor(2);
+    engine e;
     std::vector<char> dd_buf(dd.get_mem_size() + 1), src_buf(src.get_mem_size() + 1), ds_buf(ds.get_mem_size() + 1);
     size_t k = 0;
     core::for_each_index(dd.get_dims(), dd.get_strides(),

@@ -4,6 +4,8 @@
 #include <random>
 #include <stdexcept>
 
+#include "core/tensor_desc.hpp"
+
 namespace bpg::test {
 
 namespace {
@@ -40,14 +42,15 @@ compiled_partition compile_bn(const dims &src, backend_kind b) {
 port_buffers::port_buffers(const compiled_partition &cp, uint32_t seed) {
     std::mt19937 rng(seed);
     std::uniform_real_distribution<float> value(0.5f, 1.5f);
-    auto floats = [](const logical_tensor &lt) {
-        if (lt.get_data_type() != data_type::f32) throw std::logic_error("port_buffers: f32 ports only");
-        return std::max<size_t>(lt.get_mem_size() / sizeof(float), 1);
-    };
+    // Whole floats covering the tensor's span; 16-bit tensors hold two
+    // elements in each, every element slot of the span filled.
+    auto floats = [](const logical_tensor &lt) { return std::max<size_t>((lt.get_mem_size() + 3) / sizeof(float), 1); };
     in_.reserve(cp.get_inputs().size());
     for (const logical_tensor &lt : cp.get_inputs()) {
         in_.emplace_back(floats(lt));
-        for (float &x : in_.back()) x = value(rng);
+        const data_type dt = lt.get_data_type();
+        const int64_t slots = int64_t(in_.back().size() * sizeof(float) / size_of(dt));
+        for (int64_t i = 0; i < slots; ++i) core::store_from_double(in_.back().data(), dt, i, value(rng));
         in_ids_.push_back(lt.get_id());
         in_t_.emplace_back(lt, engine(), in_.back().data());
     }

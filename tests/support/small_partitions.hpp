@@ -18,8 +18,9 @@ compiled_partition compile_interp(const dims &src, const dims &diff_dst, const c
 // 2, variance 3, gamma 4; diff_src 5, diff_gamma 6, diff_beta 7.
 compiled_partition compile_bn(const dims &src, backend_kind b);
 
-// f32 buffers for every port of cp. Inputs are filled from `seed` with
-// values in [0.5, 1.5) (positive, so valid variances too).
+// Buffers for every port of cp (held as floats; 16-bit tensors two elements
+// to a float). Inputs are filled from `seed` with values in [0.5, 1.5)
+// (positive, so valid variances too) in their own data type.
 class port_buffers {
 public:
     port_buffers(const compiled_partition &cp, uint32_t seed);

@@ -6,12 +6,13 @@
 #include <vector>
 
 #include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
 
 #include "backends/tbb/bn_kernels.hpp"
 #include "backends/tbb/bn_plan.hpp"
 #include "backends/tbb/bn_relu_mask.hpp"
 #include "backends/tbb/nontemporal.hpp"
+#include "backends/tbb/parallel.hpp"
+#include "backends/tbb/size_thresholds.hpp"
 #include "core/tensor_desc.hpp"
 #include "kernels/bn_math.hpp"
 
@@ -86,7 +87,7 @@ void run_bn_plan(const bn_plan &p, const backends::buffer_map &b) {
         d.relu_dd = b.at(p.relu_dd_id);
     }
     d.ds = b.at(p.ds_id);
-    d.nontemporal = p.A * p.K * p.B * int64_t(size_of(p.dt)) >= nontemporal_min_bytes;
+    d.nontemporal = p.A * p.K * p.B * int64_t(size_of(p.dt)) >= size_threshold(nontemporal_min_bytes);
     std::unique_ptr<uint16_t[]> relu_mask;
     const bool into_src = p.fusion == bn_fusion::relu_into_src;
     // Channels-last with a fused ReLU keeps its decisions as bits (see
@@ -156,15 +157,15 @@ void run_bn_plan(const bn_plan &p, const backends::buffer_map &b) {
         // then one sweep that writes diff_src (and sums when they are outputs).
         for (size_t k = 0; k < K; ++k) finish_channel(k);
         if (need_sums && !empty) {
-            tbb::parallel_for(tbb::blocked_range<int64_t>(0, items), [&](const tbb::blocked_range<int64_t> &r) {
+            parallel_tasks(tbb::blocked_range<int64_t>(0, items), [&](const tbb::blocked_range<int64_t> &r) {
                 sums(p, d, cf.mean.data(), partial.data(), r.begin(), r.end(), &cf);
             });
-            tbb::parallel_for(tbb::blocked_range<int64_t>(0, p.K, 16), [&](const tbb::blocked_range<int64_t> &r) {
+            parallel_tasks(tbb::blocked_range<int64_t>(0, p.K, 16), [&](const tbb::blocked_range<int64_t> &r) {
                 for (int64_t k = r.begin(); k < r.end(); ++k) combine(k);
             });
             for (size_t k = 0; k < K; ++k) dg[k] = diff_gamma_of(k); // an output, not needed for diff_src
         } else {
-            tbb::parallel_for(tbb::blocked_range<int64_t>(0, p.planar ? p.A * p.K : p.A),
+            parallel_tasks(tbb::blocked_range<int64_t>(0, p.planar ? p.A * p.K : p.A),
                     [&](const tbb::blocked_range<int64_t> &r) { upd(p, d, cf, r.begin(), r.end()); });
         }
     } else if (p.planar && p.K >= 8 && !empty) {
@@ -177,7 +178,7 @@ void run_bn_plan(const bn_plan &p, const backends::buffer_map &b) {
         if (group > 1) {
             // Short rows: channel groups, row a of the group one run in memory.
             const int64_t groups = (p.K + group - 1) / group;
-            tbb::parallel_for(tbb::blocked_range<int64_t>(0, groups, 1), [&](const tbb::blocked_range<int64_t> &r) {
+            parallel_tasks(tbb::blocked_range<int64_t>(0, groups, 1), [&](const tbb::blocked_range<int64_t> &r) {
                 for (int64_t g = r.begin(); g < r.end(); ++g) {
                     const int64_t k0 = g * group, k1 = std::min(p.K, k0 + group);
                     bn::short_rows_sums(p, d, cf.mean.data(), partial.data(), k0, k1);
@@ -195,7 +196,7 @@ void run_bn_plan(const bn_plan &p, const backends::buffer_map &b) {
             });
         } else {
             const bool keep_decisions = bn::keeps_relu_decisions(p, d);
-            tbb::parallel_for(tbb::blocked_range<int64_t>(0, p.K, 1), [&](const tbb::blocked_range<int64_t> &r) {
+            parallel_tasks(tbb::blocked_range<int64_t>(0, p.K, 1), [&](const tbb::blocked_range<int64_t> &r) {
                 std::vector<uint16_t> passed(keep_decisions ? size_t(p.A * (p.B / bn::lanes)) : 0);
                 for (int64_t k = r.begin(); k < r.end(); ++k) {
                     if (keep_decisions) bn::relu_passed_sums(p, d, cf.mean.data(), partial.data(), k, passed.data());
@@ -210,15 +211,15 @@ void run_bn_plan(const bn_plan &p, const backends::buffer_map &b) {
         }
     } else {
         if (!empty) {
-            tbb::parallel_for(tbb::blocked_range<int64_t>(0, items), [&](const tbb::blocked_range<int64_t> &r) {
+            parallel_tasks(tbb::blocked_range<int64_t>(0, items), [&](const tbb::blocked_range<int64_t> &r) {
                 sums(p, d, cf.mean.data(), partial.data(), r.begin(), r.end());
             });
-            tbb::parallel_for(tbb::blocked_range<int64_t>(0, p.K, 16), [&](const tbb::blocked_range<int64_t> &r) {
+            parallel_tasks(tbb::blocked_range<int64_t>(0, p.K, 16), [&](const tbb::blocked_range<int64_t> &r) {
                 for (int64_t k = r.begin(); k < r.end(); ++k) combine(k);
             });
         }
         for (size_t k = 0; k < K; ++k) finish_channel(k);
-        tbb::parallel_for(tbb::blocked_range<int64_t>(0, p.planar ? p.A * p.K : p.A),
+        parallel_tasks(tbb::blocked_range<int64_t>(0, p.planar ? p.A * p.K : p.A),
                 [&](const tbb::blocked_range<int64_t> &r) { upd(p, d, cf, r.begin(), r.end()); });
     }
 

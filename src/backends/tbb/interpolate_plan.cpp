@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "backends/tbb/run_sum_gather.hpp"
+#include "backends/tbb/size_thresholds.hpp"
 
 namespace bpg::tbb_backend {
 
@@ -88,7 +89,7 @@ std::string make_interp_plan(const core::interpolate_bwd_problem &p, interp_plan
             && run_sum_gather_available(q.grouped[size_t(last)], q.run);
     if (q.fused_runs && nsp == 2) q.level0_batch = 1;
     if (nsp == 2) q.prefetch_bytes0 = q.fused_runs ? fused_runs_prefetch_bytes : prefetch_ahead_bytes;
-    if (nsp >= 3 && q.dt == data_type::f32 && q.slice_floats[0] * int64_t(sizeof(float)) >= column_prefetch_min_bytes)
+    if (nsp >= 3 && q.dt == data_type::f32 && q.slice_floats[0] * int64_t(sizeof(float)) >= size_threshold(column_prefetch_min_bytes))
         q.column_prefetch_bytes = int64_t(2) << 10;
     if (q.dt == data_type::f32) {
         int64_t ds_plane = 1, dd_plane = 1;
@@ -97,7 +98,7 @@ std::string make_interp_plan(const core::interpolate_bwd_problem &p, interp_plan
             dd_plane *= q.out[size_t(k)];
         }
         const int64_t plane_floats = ds_plane * (q.vector_mode ? q.run : 1); // C runs in vector mode
-        const bool large = q.n_count * q.c_count * plane_floats * int64_t(sizeof(float)) >= interp_nontemporal_min_bytes;
+        const bool large = q.n_count * q.c_count * plane_floats * int64_t(sizeof(float)) >= size_threshold(interp_nontemporal_min_bytes);
         if (q.vector_mode) q.nontemporal = large && q.ds_sp[size_t(last)] == q.run;
         else if (nsp == 2) q.nontemporal = large && ds_plane >= dd_plane && q.ds_sp[0] == q.in[1];
     }

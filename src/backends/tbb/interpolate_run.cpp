@@ -7,13 +7,13 @@
 #include <vector>
 
 #include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
 #include "backends/tbb/convert_rows.hpp"
 #include "backends/tbb/interpolate_plan.hpp"
 #include "backends/tbb/kernel_attributes.hpp"
 #include "backends/tbb/nontemporal.hpp"
+#include "backends/tbb/parallel.hpp"
 #include "backends/tbb/row_sum_gather.hpp"
 #include "backends/tbb/run_sum_gather.hpp"
 #include "backends/tbb/tap_sum.hpp"
@@ -392,7 +392,7 @@ void run_interp_plan(const interp_plan &p, const void *diff_dst, void *diff_src)
             ? 1
             : std::max<int64_t>(1, std::min((want + planes - 1) / planes, units / p.min_block));
     auto body = p.dt == data_type::f32 ? run_tasks_f32 : p.dt == data_type::bf16 ? run_tasks_bf16 : run_tasks_f16;
-    tbb::parallel_for(tbb::blocked_range<int64_t>(0, planes * blocks),
+    parallel_tasks(tbb::blocked_range<int64_t>(0, planes * blocks),
             [&](const tbb::blocked_range<int64_t> &r) { body(p, diff_dst, diff_src, blocks, r.begin(), r.end()); });
 }
 

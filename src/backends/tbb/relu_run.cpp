@@ -4,11 +4,12 @@
 #include <vector>
 
 #include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
 
 #include "backends/tbb/convert_rows.hpp"
 #include "backends/tbb/kernel_attributes.hpp"
 #include "backends/tbb/nontemporal.hpp"
+#include "backends/tbb/parallel.hpp"
+#include "backends/tbb/size_thresholds.hpp"
 
 namespace bpg::tbb_backend {
 
@@ -97,9 +98,9 @@ void run_relu_bwd(const core::relu_bwd_problem &p, const void *input, const void
     const merged_axes m = merge_axes(p);
     const int64_t items = m.rows * ((m.inner() + piece - 1) / piece);
     const int64_t grain = std::max<int64_t>(1, piece / m.inner()); // short rows: ~piece elements a task at least
-    const bool nontemporal = p.diff_src.element_count() * int64_t(size_of(p.diff_src.dt)) >= nontemporal_min_bytes;
+    const bool nontemporal = p.diff_src.element_count() * int64_t(size_of(p.diff_src.dt)) >= size_threshold(nontemporal_min_bytes);
     const bool f32 = p.diff_src.dt == data_type::f32, bf16 = p.diff_src.dt == data_type::bf16;
-    tbb::parallel_for(tbb::blocked_range<int64_t>(0, items, grain), [&](const tbb::blocked_range<int64_t> &r) {
+    parallel_tasks(tbb::blocked_range<int64_t>(0, items, grain), [&](const tbb::blocked_range<int64_t> &r) {
         if (f32) items_f32(m, nontemporal, input, diff_dst, diff_src, r.begin(), r.end());
         else items_16(m, bf16, nontemporal, input, diff_dst, diff_src, r.begin(), r.end());
     });

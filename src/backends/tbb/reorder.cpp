@@ -4,7 +4,8 @@
 #include <cstring>
 
 #include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
+
+#include "backends/tbb/parallel.hpp"
 
 namespace bpg::tbb_backend {
 
@@ -36,7 +37,7 @@ void strided_copy(const dims &shape, const void *src, const dims &src_strides, v
     for (size_t a = 0; a + 1 < shape.size(); ++a) rows *= shape[a];
     for (dim d : shape)
         if (d == 0) return;
-    tbb::parallel_for(tbb::blocked_range<int64_t>(0, rows, 16), [&](const tbb::blocked_range<int64_t> &r) {
+    parallel_tasks(tbb::blocked_range<int64_t>(0, rows, 16), [&](const tbb::blocked_range<int64_t> &r) {
         if (elem_size == 4)
             copy_rows(shape, static_cast<const uint32_t *>(src), src_strides, static_cast<uint32_t *>(dst),
                     dst_strides, r.begin(), r.end());

@@ -6,13 +6,15 @@
 
 #include <immintrin.h>
 
+#include "backends/tbb/kernel_attributes.hpp"
+
 namespace bpg::tbb_backend {
 
-__attribute__((target_clones("avx512f", "avx2", "default"))) void sum_taps(float *out, int64_t n, const tap_run &r) {
+BPG_CLONES void sum_taps(float *out, int64_t n, const tap_run &r) {
     sum_taps_inline(out, n, r);
 }
 
-__attribute__((target_clones("avx512f", "avx2", "default"))) void sum_rows(const grouped_axis &a, int64_t ia,
+BPG_CLONES void sum_rows(const grouped_axis &a, int64_t ia,
         int64_t count, const float **x, const row_source &src,
         int64_t n, float *out, int64_t out_stride, int64_t prefetch_bytes) {
     static const bool columns = sym4_columns_available();

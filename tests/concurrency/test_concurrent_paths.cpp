@@ -1,0 +1,186 @@
+// Every kernel path of the tbb backend executed from several threads at once,
+// each run giving the bits of a sequential run on the same tensors. The
+// size thresholds are lowered (test_size_threshold_shift) so that tensors of
+// a few KB take the paths of large ones: streamed stores from the registers
+// and through the per-thread stage buffers, column prefetch. The shapes pick
+// the other paths: planar and vector interpolation, few planes split into
+// blocks, the reorder copies of mixed layouts, 16-bit conversions; BN planar
+// per channel and in channel groups (short rows), channels-last register
+// blocks and narrow rows, use_global_stats, the fused ReLU (decisions kept as
+// bits); ReLUBackprop alone. Each case also on the generic loops a CPU
+// without AVX-512 runs. In the plain, ASan and TSan suites.
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "backends/tbb/cpu.hpp"
+#include "backends/tbb/size_thresholds.hpp"
+#include "support/bn_case.hpp"
+#include "support/interp_case.hpp"
+#include "support/small_partitions.hpp"
+
+namespace bpg::test {
+namespace {
+
+constexpr int threads = 6;
+constexpr int runs_per_thread = 30;
+constexpr int threshold_shift = 12; // 16 MB -> 4 KB, 8 MB -> 2 KB, 64 KB -> 16 B
+
+struct path_case {
+    std::string name;
+    std::function<compiled_partition()> compile;
+};
+
+class lowered_thresholds {
+public:
+    lowered_thresholds() { tbb_backend::test_size_threshold_shift() = threshold_shift; }
+    ~lowered_thresholds() { tbb_backend::test_size_threshold_shift() = 0; }
+};
+
+// The loops a CPU without AVX-512 runs, for the whole test.
+class generic_loops {
+public:
+    generic_loops() { tbb_backend::generic_kernels_only() = true; }
+    ~generic_loops() { tbb_backend::generic_kernels_only() = false; }
+};
+
+void expect_concurrent_runs_match_sequential(const path_case &c) {
+    const lowered_thresholds lowered;
+    const compiled_partition cp = c.compile();
+    ASSERT_EQ(cp.get_backend(), backend_kind::tbb);
+    SCOPED_TRACE(cp.describe());
+    std::vector<std::unique_ptr<port_buffers>> mine;
+    std::vector<std::vector<uint32_t>> want;
+    for (int t = 0; t < threads; ++t) {
+        mine.push_back(std::make_unique<port_buffers>(cp, 200 + t));
+        mine.back()->poison_outputs();
+        mine.back()->execute(cp);
+        want.push_back(mine.back()->output_bits());
+    }
+    std::atomic<int> mismatches {0}, errors {0};
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+        pool.emplace_back([&, t] {
+            try {
+                for (int r = 0; r < runs_per_thread; ++r) {
+                    mine[size_t(t)]->poison_outputs();
+                    mine[size_t(t)]->execute(cp);
+                    if (mine[size_t(t)]->output_bits() != want[size_t(t)]) ++mismatches;
+                }
+            } catch (...) {
+                ++errors;
+            }
+        });
+    for (std::thread &th : pool) th.join();
+    EXPECT_EQ(errors.load(), 0);
+    EXPECT_EQ(mismatches.load(), 0) << "of " << threads * runs_per_thread << " concurrent runs";
+}
+
+class ConcurrentPaths : public ::testing::TestWithParam<path_case> {};
+
+TEST_P(ConcurrentPaths, EveryRunGivesTheSequentialBits) { expect_concurrent_runs_match_sequential(GetParam()); }
+
+TEST_P(ConcurrentPaths, EveryRunOfTheGenericLoopsGivesTheSequentialBits) {
+    const generic_loops generic;
+    expect_concurrent_runs_match_sequential(GetParam());
+}
+
+path_case interp(std::string name, dims src, dims dst, const std::string &mode, data_type dt = data_type::f32,
+        bool nxc = false) {
+    interp_case c;
+    c.mode = mode;
+    c.src = std::move(src);
+    c.dst = std::move(dst);
+    c.dt = dt;
+    c.nxc = nxc;
+    return {std::move(name), [c] { return compile_interp_case(c, backend_kind::tbb); }};
+}
+
+// NCX shapes, diff_dst dense and diff_src channels-last: no axis has stride 1
+// in both, so tbb copies one of them to a dense layout around the kernel.
+path_case interp_mixed(std::string name, dims src, dims dst) {
+    interp_case c;
+    c.src = src;
+    c.dst = dst;
+    c.src_strides = layout_strides(src, true);
+    c.dst_strides = layout_strides(dst, false);
+    return {std::move(name), [c] { return compile_interp_case(c, backend_kind::tbb); }};
+}
+
+path_case bn(std::string name, dims shape, bool nxc, data_type dt = data_type::f32, bool global = false, int relu = -1,
+        bool three_outputs = true) {
+    bn_case c;
+    c.three_outputs = three_outputs;
+    c.shape = shape;
+    c.stat_shape = {nxc ? shape.back() : shape[1]};
+    c.nxc = nxc;
+    c.dt = dt;
+    c.global_stats = global;
+    c.relu = relu;
+    return {std::move(name), [c] { return compile_bn_case(c, backend_kind::tbb); }};
+}
+
+path_case relu(std::string name, dims shape) {
+    return {std::move(name), [shape] {
+                op o(0, op::kind::ReLUBackprop,
+                        {logical_tensor(0, data_type::f32, shape), logical_tensor(1, data_type::f32, shape)},
+                        {logical_tensor(2, data_type::f32, shape)});
+                graph g;
+                g.add_op(o);
+                g.finalize();
+                const partition p = g.get_partitions().at(0);
+                compile_options opts;
+                opts.backend = backend_kind::tbb;
+                return p.compile(p.get_input_ports(), p.get_output_ports(), engine(), opts);
+            }};
+}
+
+INSTANTIATE_TEST_SUITE_P(Tbb, ConcurrentPaths,
+        ::testing::Values(
+                // Interpolate: planar NCX (stride-2 rows, three planes split into blocks).
+                interp("interp_ncx_2x", {1, 3, 8, 8}, {1, 3, 16, 16}, "linear"),
+                // Downsampling: diff_src as large as diff_dst's planes, streamed.
+                interp("interp_ncx_down", {2, 3, 16, 16}, {2, 3, 8, 8}, "linear"),
+                interp("interp_ncx_fraction", {2, 4, 6, 7}, {2, 4, 11, 13}, "linear"),
+                interp("interp_ncx_nearest", {2, 4, 6, 7}, {2, 4, 11, 13}, "nearest"),
+                interp("interp_ncx_1d", {2, 4, 9}, {2, 4, 17}, "linear"),
+                interp("interp_ncx_3d", {1, 2, 4, 6, 6}, {1, 2, 8, 12, 12}, "linear"),
+                // Vector mode (NXC): fused runs, streamed whole vectors.
+                interp("interp_nxc_2x", {2, 8, 8, 16}, {2, 16, 16, 16}, "linear", data_type::f32, true),
+                interp("interp_nxc_3d", {1, 4, 4, 4, 16}, {1, 8, 8, 8, 16}, "linear", data_type::f32, true),
+                interp("interp_nxc_nearest", {1, 5, 6, 24}, {1, 9, 11, 24}, "nearest", data_type::f32, true),
+                interp("interp_ncx_bf16", {2, 4, 8, 8}, {2, 4, 16, 16}, "linear", data_type::bf16),
+                interp("interp_nxc_f16", {2, 6, 6, 16}, {2, 12, 12, 16}, "linear", data_type::f16, true),
+                interp("interp_ncx_3d_f16", {1, 2, 4, 4, 4}, {1, 2, 8, 8, 8}, "linear", data_type::f16),
+                interp_mixed("interp_mixed_layouts", {2, 8, 6, 6}, {2, 8, 12, 12}),
+                // BatchNorm: planar per channel (rows of 1 KB and more), in
+                // channel groups (short rows), with few channels (generic schedule).
+                bn("bn_ncx_per_channel", {2, 8, 16, 32}, false),
+                bn("bn_ncx_short_rows", {4, 32, 7, 7}, false),
+                bn("bn_ncx_few_channels", {4, 3, 16, 16}, false),
+                bn("bn_nxc_blocks", {4, 8, 8, 32}, true),
+                bn("bn_nxc_any_channels", {4, 6, 6, 40}, true),
+                bn("bn_nxc_narrow", {4, 16, 16, 3}, true),
+                bn("bn_ncx_global", {2, 8, 16, 32}, false, data_type::f32, true),
+                bn("bn_nxc_global", {4, 8, 8, 32}, true, data_type::f32, true),
+                bn("bn_ncx_global_diff_src_only", {2, 8, 16, 32}, false, data_type::f32, true, -1, false),
+                bn("bn_nxc_global_narrow_bf16", {4, 16, 16, 5}, true, data_type::bf16, true),
+                bn("bn_ncx_relu", {2, 8, 16, 32}, false, data_type::f32, false, 1),
+                bn("bn_ncx_relu_short_rows", {4, 32, 7, 7}, false, data_type::f32, false, 1),
+                bn("bn_nxc_relu", {4, 8, 8, 32}, true, data_type::f32, false, 1),
+                bn("bn_nxc_relu_into_src", {4, 8, 8, 32}, true, data_type::f32, false, 0),
+                bn("bn_ncx_bf16", {2, 8, 16, 32}, false, data_type::bf16),
+                bn("bn_ncx_f16_short_rows", {4, 32, 7, 7}, false, data_type::f16),
+                bn("bn_ncx_bf16_short_rows_relu", {4, 32, 7, 7}, false, data_type::bf16, false, 1),
+                bn("bn_nxc_bf16", {4, 8, 8, 32}, true, data_type::bf16),
+                bn("bn_nxc_f16_narrow", {4, 16, 16, 5}, true, data_type::f16),
+                relu("relu_alone", {2, 8, 16, 16})),
+        [](const ::testing::TestParamInfo<path_case> &info) { return info.param.name; });
+
+} // namespace
+} // namespace bpg::test
