@@ -1,29 +1,32 @@
-// tbb::parallel_for over a range of int64_t, as the oneTBB kernels run it. Under ThreadSanitizer it
-// also tells TSan what oneTBB's (uninstrumented) scheduler guarantees: a task
-// starts after the caller's writes, and the caller resumes after every
-// task's writes. Tasks get no edge with one another, so two tasks touching
-// the same element, or two executes sharing state, are still reported.
+// tbb::parallel_for over a range of int64_t, as the oneTBB kernels run it.
+// Under ThreadSanitizer the loop runs in parallel.cpp, built uninstrumented
+// (oneTBB's inlined task code works on its own uninstrumented pools, which
+// TSan would report), and TSan is told what oneTBB's scheduler guarantees: a
+// task starts after the caller's writes, and the caller resumes after every
+// task's. Tasks get no edge with one another, so two tasks touching the same
+// element, or two executes sharing state, are still reported.
 #pragma once
 
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
+#include <cstdint>
 
-#if defined(__SANITIZE_THREAD__)
-#include <sanitizer/tsan_interface.h>
+#include <tbb/blocked_range.h>
+#if !defined(__SANITIZE_THREAD__)
+#include <tbb/parallel_for.h>
 #endif
 
 namespace bpg::tbb_backend {
 
-template <typename Body> void parallel_tasks(const tbb::blocked_range<int64_t> &range, const Body &body) {
+using task_range = tbb::blocked_range<int64_t>;
+
+// The loop of the TSan build: body(context, r) for the ranges r of `range`
+// (parallel.cpp is compiled with BPG_ANNOTATE_FOR_TSAN there).
+void parallel_tasks_annotated(const task_range &range, void (*body)(const void *context, const task_range &r),
+        const void *context);
+
+template <typename Body> void parallel_tasks(const task_range &range, const Body &body) {
 #if defined(__SANITIZE_THREAD__)
-    char started = 0, finished = 0; // addresses only: this call's own sync points
-    __tsan_release(&started);
-    tbb::parallel_for(range, [&](const tbb::blocked_range<int64_t> &r) {
-        __tsan_acquire(&started);
-        body(r);
-        __tsan_release(&finished);
-    });
-    __tsan_acquire(&finished);
+    parallel_tasks_annotated(
+            range, [](const void *b, const task_range &r) { (*static_cast<const Body *>(b))(r); }, &body);
 #else
     tbb::parallel_for(range, body);
 #endif
