@@ -37,14 +37,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <limits>
 #include <set>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "bpg/json.hpp"
+#include "io/file_bytes.hpp"
 #include "io/json_precheck.hpp"
 
 namespace bpg {
@@ -478,13 +477,9 @@ graph_document parse_graph_json(const std::string &text) {
 }
 
 graph_document read_graph_json_file(const std::string &path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw error(status::invalid_argument, path + ": cannot open the file for reading");
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (in.bad()) throw error(status::invalid_argument, path + ": read error");
+    const std::vector<uint8_t> bytes = io::read_file_bytes(path);
     try {
-        return parse_graph_json(text.str());
+        return parse_graph_json(std::string(bytes.begin(), bytes.end()));
     } catch (const error &e) {
         throw error(e.code(), path + ": " + e.what());
     }
