@@ -97,8 +97,8 @@ int main(int argc, char **argv) {
     cli_options o;
     CLI::App app {"bpg-run: run a oneDNN Graph JSON graph with backprop-graph"};
     app.add_option("graph", o.graph_path, "graph JSON file (oneDNN Graph serialization)")->required();
-    app.add_option("--inputs", o.inputs_dir, "read graph input K from DIR/K.npy when present");
-    app.add_option("--outputs", o.outputs_dir, "write graph output K to DIR/K.npy");
+    app.add_option("--inputs", o.inputs_dir, "read graph input K from DIR/K.npy when present (DIR must be a folder)");
+    app.add_option("--outputs", o.outputs_dir, "write graph output K to DIR/K.npy (all outputs or none)");
     app.add_option("--backend", o.backend, "auto (dispatch rule), ref, tbb or dnnl");
     app.add_option("--threads", o.threads, "threads of every backend (default: all cores)");
     app.add_option("--repeat", o.repeat, "timed executions per partition (median printed; one untimed run first when > 1)");
