@@ -74,9 +74,8 @@ output_files::~output_files() {
 void output_files::make_folder() {
     for (const fs::path &p : missing_folders(dir_)) {
         std::error_code ec;
-        if (!fs::create_directory(p, ec) && ec)
-            fail("--outputs " + dir_ + ": cannot create the folder " + p.string() + ": " + ec.message());
-        made_dirs_.push_back(p.string());
+        if (fs::create_directory(p, ec)) made_dirs_.push_back(p.string()); // false: made meanwhile by another
+        else if (ec) fail("--outputs " + dir_ + ": cannot create the folder " + p.string() + ": " + ec.message());
     }
     folder_ready_ = true;
 }
