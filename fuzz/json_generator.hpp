@@ -3,6 +3,8 @@
 // thousands of ops, megabyte strings, duplicate keys. An input whose first
 // byte is below 0x10 is a recipe (JSON text never starts with those bytes):
 // that byte picks the shape, the next bytes its size, place and content.
+// A size is followed by a shift that divides it by a power of two, so most
+// mutated recipes are small and fast, and the seeds keep the big ones.
 // Any other input is used as the text itself, so real documents in the
 // seed corpus are fuzzed as they are.
 #pragma once
@@ -35,6 +37,7 @@ private:
     uint32_t u16() { return byte() | byte() << 8; }
     uint32_t u24() { return u16() | byte() << 16; }
     std::string rest() { return std::string(p_, end_); }
+    uint32_t size(uint32_t n) { return n >> (byte() % 24); }
 
     static std::string tensor(size_t id, const std::string &shape = "[2, 3]", const std::string &stride = "[3, 1]") {
         return "{\"id\": " + std::to_string(id) + ", \"dtype\": \"f32\", \"shape\": " + shape + ", \"stride\": " + stride
@@ -54,7 +57,7 @@ private:
     // Levels of arrays and objects (bits of a pattern byte choose) around
     // the rest of the input, put where a byte says.
     std::string deep() {
-        const uint32_t levels = u24() % 150000 + 1, pattern = byte(), place = byte() % 4;
+        const uint32_t levels = size(u24() % 150000) + 1, pattern = byte(), place = byte() % 4;
         std::string core = rest();
         if (core.empty()) core = "0";
         std::string open, close;
@@ -74,7 +77,7 @@ private:
 
     // One array of up to two million elements in one of five places.
     std::string long_array() {
-        const uint32_t n = u24() % 2000000, place = byte() % 5, kind = byte() % 4;
+        const uint32_t n = size(u24() % 2000000), place = byte() % 5, kind = byte() % 4;
         const char *const elements[] = {"1", "0.5", "\"s\"", "[]"};
         std::string arr = "[";
         for (uint32_t i = 0; i < n; ++i) arr += (i ? ", " : "") + std::string(elements[kind]);
@@ -90,7 +93,7 @@ private:
 
     // A chain of up to 2048 ReLU backward ops, each consuming the last.
     std::string many_ops() {
-        const uint32_t n = u16() % 2048 + 1;
+        const uint32_t n = size(u16() % 2048) + 1;
         std::string ops;
         for (uint32_t k = 0; k < n; ++k)
             ops += (k ? ", " : "") + relu(k, k == 0 ? 0 : 100000 + k - 1, 200000 + k, 100000 + k);
@@ -100,7 +103,7 @@ private:
     // An op name of up to a megabyte of one byte value (control characters,
     // escaped as JSON requires, included).
     std::string long_name() {
-        const uint32_t n = u24() % (1u << 20), c = byte();
+        const uint32_t n = size(u24() % (1u << 20)), c = byte();
         std::string unit;
         if (c < 0x20 || c == '"' || c == '\\') {
             static const char hex[] = "0123456789abcdef";
