@@ -25,6 +25,15 @@ cmake --build build-fuzz -j"$jobs" --target "${targets[@]}" make_npy_seeds
 corpus=build-fuzz/corpus
 mkdir -p "$corpus/seed_json" "$corpus/fuzz_json_graph" "$corpus/seed_npy" "$corpus/fuzz_npy" build-fuzz/findings
 cp ../shared/conformance/onednn-graph-json/*.json examples/graphs/*.json "$corpus/seed_json/"
+# Recipes of fuzz/json_generator.hpp (first byte < 0x10), so deep, long and
+# duplicate-key documents are in the corpus from the start.
+printf '\000\237\206\001\000\125\000' >"$corpus/seed_json/recipe-deep-100000"
+printf '\000\077\000\000\000\000\001' >"$corpus/seed_json/recipe-deep-64-levels-in-attr"
+printf '\001\100\102\017\000\000\000' >"$corpus/seed_json/recipe-array-1000000"
+printf '\001\000\001\000\000\001\000' >"$corpus/seed_json/recipe-shape-256"
+printf '\002\377\007\000' >"$corpus/seed_json/recipe-ops-2048"
+printf '\003\377\377\017\000\012\000' >"$corpus/seed_json/recipe-name-1MiB"
+for where in 0 1 2 3; do printf "\\004\\00$where" >"$corpus/seed_json/recipe-duplicate-$where"; done
 build-fuzz/bin/make_npy_seeds "$corpus/seed_npy" >/dev/null
 
 # Inputs are tiny: one OpenMP thread (the targets limit oneTBB to one too).

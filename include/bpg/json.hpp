@@ -27,6 +27,10 @@ struct graph_document {
 // Parses and checks the JSON text (syntax, field types, known op kinds and
 // attribute names). Op semantics are checked when the ops are added to a
 // graph. Throws bpg::error naming the op id and field on any problem.
+// Refused before any tree is built (invalid_argument, naming the path, e.g.
+// `graph[0].attrs`): arrays and objects nested deeper than 64 levels (the
+// top-level object is level 1; oneDNN's documents use 6), and a key that
+// appears twice in one object. See docs/json.md.
 graph_document parse_graph_json(const std::string &text);
 graph_document read_graph_json_file(const std::string &path);
 

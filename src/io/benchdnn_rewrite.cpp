@@ -1,10 +1,11 @@
 #include "io/benchdnn_rewrite.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <numeric>
 #include <sstream>
-#include <type_traits>
 #include <unordered_map>
 
 #include "graph/op_schema.hpp"
@@ -28,20 +29,28 @@ std::vector<std::string> split(const std::string &s, char sep) {
     return parts;
 }
 
-// A whole string as a number (std::stoll / std::stof must use every char).
-template <typename T> T parse_number(const std::string &knob, const std::string &s) {
-    size_t used = 0;
-    T v = 0;
-    try {
-        if constexpr (std::is_integral_v<T>) v = std::stoll(s, &used);
-        else v = std::stof(s, &used);
-    } catch (...) { used = 0; }
-    if (s.empty() || used != s.size())
-        bad(knob, "\"" + s + "\" is not " + (std::is_integral_v<T> ? "an integer" : "a number"));
+// A whole string as a number: strtoll / strtof must use every char. A value
+// too small for a float is a number and reads as the nearest float (0 or a
+// denormal, as strtof rounds it); one too large for the type is an error.
+int64_t parse_int(const std::string &knob, const std::string &s, const std::string &what = "") {
+    const std::string at = what.empty() ? "" : what + ": ";
+    errno = 0;
+    char *end = nullptr;
+    const long long v = std::strtoll(s.c_str(), &end, 10);
+    if (s.empty() || end != s.c_str() + s.size()) bad(knob, at + "\"" + s + "\" is not an integer");
+    if (errno == ERANGE) bad(knob, at + s + " is out of the range of int64");
     return v;
 }
-int64_t parse_int(const std::string &knob, const std::string &s) { return parse_number<int64_t>(knob, s); }
-float parse_float(const std::string &knob, const std::string &s) { return parse_number<float>(knob, s); }
+
+float parse_float(const std::string &knob, const std::string &what, const std::string &s) {
+    errno = 0;
+    char *end = nullptr;
+    const float v = std::strtof(s.c_str(), &end);
+    if (s.empty() || end != s.c_str() + s.size()) bad(knob, what + ": \"" + s + "\" is not a number");
+    if (errno == ERANGE && std::isinf(v))
+        bad(knob, what + ": " + s + " is out of the range of f32 (largest magnitude 3.40282e+38)");
+    return v;
+}
 
 dims parse_shape(const std::string &knob, const std::string &s) {
     dims d;
@@ -87,20 +96,21 @@ void rewrite_in_shapes(graph_document &doc, const std::string &spec) {
 
 attr_value parse_attr_value(op::attr a, const std::string &s) {
     const std::string knob = "op-attrs";
+    const std::string what = std::string("'") + to_string(a) + "'";
     switch (a) {
         case op::attr::sizes: {
             std::vector<int64_t> v;
-            for (const std::string &p : split(s, 'x')) v.push_back(parse_int(knob, p));
+            for (const std::string &p : split(s, 'x')) v.push_back(parse_int(knob, p, what));
             return v;
         }
         case op::attr::scales:
         case op::attr::input_pixel_offsets:
         case op::attr::output_pixel_offsets: {
             std::vector<float> v;
-            for (const std::string &p : split(s, 'x')) v.push_back(parse_float(knob, p));
+            for (const std::string &p : split(s, 'x')) v.push_back(parse_float(knob, what, p));
             return v;
         }
-        case op::attr::epsilon: return parse_float(knob, s);
+        case op::attr::epsilon: return parse_float(knob, what, s);
         case op::attr::use_global_stats:
         case op::attr::use_dst:
             if (s == "1" || s == "true") return true;

@@ -28,20 +28,23 @@
 //   tensor's shape (unknown rank), stride and property_type ("undef").
 //   Required: graph; op id, kind, inputs, outputs; tensor id, dtype, layout_type.
 //   Unknown keys are ignored, so newer dumps (fpmath_mode_apply_to_int, ...) load.
+// - A key twice in one object is an error (JSON leaves it open; nlohmann
+//   would keep the last silently), and so is nesting deeper than
+//   io::max_json_depth (64) levels: see src/io/json_precheck.hpp.
 // - We write oneDNN v3's op kind names (InterpolateBackward, ...), not the
 //   canonical technical-preview names: benchdnn --graph reads only those, and
 //   our reader accepts both.
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <limits>
 #include <set>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "bpg/json.hpp"
+#include "io/file_bytes.hpp"
+#include "io/json_precheck.hpp"
 
 namespace bpg {
 namespace {
@@ -438,17 +441,10 @@ json write_op(const op &o) {
 
 graph_document parse_graph_json(const std::string &text) {
     const context top {"graph JSON"};
-    json root;
-    try {
-        root = json::parse(text);
-    } catch (const json::parse_error &e) {
-        top.fail(status::invalid_argument, "",
-                "not valid JSON: syntax error at byte " + std::to_string(e.byte) + " (" + e.what()
-                        + ")");
-    } catch (const json::out_of_range &e) {
-        // A number literal too large for any JSON number type (1e400).
-        top.fail(status::invalid_argument, "", std::string("not valid JSON: ") + e.what());
-    }
+    // Syntax, depth and duplicate keys first, without a tree: nlohmann
+    // copies and dumps trees recursively, so a deep one would overflow the stack.
+    io::precheck_json(text, top.where);
+    const json root = json::parse(text);
     if (!root.is_object())
         top.fail(status::invalid_argument, "",
                 "the top level must be an object with a \"graph\" array, got " + show(root));
@@ -481,13 +477,9 @@ graph_document parse_graph_json(const std::string &text) {
 }
 
 graph_document read_graph_json_file(const std::string &path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw error(status::invalid_argument, path + ": cannot open the file for reading");
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (in.bad()) throw error(status::invalid_argument, path + ": read error");
+    const std::vector<uint8_t> bytes = io::read_file_bytes(path);
     try {
-        return parse_graph_json(text.str());
+        return parse_graph_json(std::string(bytes.begin(), bytes.end()));
     } catch (const error &e) {
         throw error(e.code(), path + ": " + e.what());
     }

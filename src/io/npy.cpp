@@ -14,11 +14,11 @@
 // big-endian, other dtypes, unknown versions) are unimplemented.
 #include <algorithm>
 #include <cstring>
-#include <fstream>
 #include <limits>
 
 #include "bpg/status.hpp"
 #include "core/tensor_desc.hpp"
+#include "io/file_bytes.hpp"
 #include "io/npy.hpp"
 
 namespace bpg::io {
@@ -287,14 +287,7 @@ npy_array parse_npy(const std::vector<uint8_t> &bytes, const std::string &name) 
     return a;
 }
 
-npy_array read_npy(const std::string &path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) fail(status::invalid_argument, path, "cannot open the file for reading");
-    // The file's own size bounds the allocation.
-    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (in.bad()) fail(status::invalid_argument, path, "read error");
-    return parse_npy(bytes, path);
-}
+npy_array read_npy(const std::string &path) { return parse_npy(read_file_bytes(path), path); }
 
 std::vector<uint8_t> serialize_npy(const npy_array &a) {
     require_little_endian_host();
@@ -336,14 +329,7 @@ std::vector<uint8_t> serialize_npy(const npy_array &a) {
     return out;
 }
 
-void write_npy(const std::string &path, const npy_array &a) {
-    const std::vector<uint8_t> bytes = serialize_npy(a);
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    if (!out) fail(status::invalid_argument, path, "cannot open the file for writing");
-    out.write(reinterpret_cast<const char *>(bytes.data()), std::streamsize(bytes.size()));
-    out.close();
-    if (!out) fail(status::invalid_argument, path, "write error");
-}
+void write_npy(const std::string &path, const npy_array &a) { write_file_bytes(path, serialize_npy(a)); }
 
 namespace {
 

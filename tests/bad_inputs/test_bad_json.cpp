@@ -51,6 +51,23 @@ bad_input row(std::string name, std::function<void(json &)> edit, status code, s
 
 json &op0(json &doc) { return doc["graph"][0]; }
 
+// `levels` arrays (or objects {"a": ...}) inside one another around a 0.
+std::string nested(size_t levels, bool objects) {
+    std::string text;
+    for (size_t i = 0; i < levels; ++i) text += objects ? "{\"a\": " : "[";
+    text += "0";
+    for (size_t i = 0; i < levels; ++i) text += objects ? "}" : "]";
+    return text;
+}
+
+// The base document's text with `insert` put right after the first `after`
+// (a duplicate key cannot be made through nlohmann's objects).
+std::string base_text_with(const std::string &after, const std::string &insert) {
+    std::string text = base().dump();
+    text.insert(text.find(after) + after.size(), insert);
+    return text;
+}
+
 std::vector<bad_input> rows() {
     const status arg = status::invalid_argument, shape = status::invalid_shape, structure = status::invalid_graph,
                  unimpl = status::unimplemented;
@@ -99,6 +116,24 @@ std::vector<bad_input> rows() {
                     second["inputs"][0]["dtype"] = "bf16"; second["inputs"][1]["dtype"] = "bf16"; second["outputs"][0]["dtype"] = "bf16";
                     d["graph"] = {relu_json(1, 0, 1, 2), second}; },
                     structure, {"ReLUBackprop op 2 (\"RELU_2\"): tensor 2 has data type bf16 here and f32 elsewhere"}),
+            // 170 KB of brackets overflowed the stack in nlohmann's recursive copy.
+            text_row("json_nested_100000_arrays", "{\"x\": " + nested(100000, false) + ", \"graph\": []}", arg,
+                    {"graph JSON: x[0][0][0][0][0]...[0][0][0]: ", "nest deeper than the limit of 64 levels"}),
+            text_row("json_nested_100000_objects", "{\"graph\": [], \"x\": " + nested(100000, true) + "}", arg,
+                    {"graph JSON: x.a.a.a.a.a...a.a.a: ", "limit of 64 levels"}),
+            text_row("json_nested_one_level_too_deep", "{\"graph\": [], \"x\": " + nested(64, false) + "}", arg,
+                    {"graph JSON: x[0]", "limit of 64 levels"}),
+            text_row("json_duplicate_key_top_level", R"({"graph": [], "graph": []})", arg,
+                    {"graph JSON: top-level object: duplicate key \"graph\""}),
+            text_row("json_duplicate_attr", base_text_with("\"attrs\":{", R"("mode":{"type":"string","value":"nearest"},)"),
+                    arg, {"graph JSON: graph[0].attrs: duplicate key \"mode\""}),
+            text_row("json_duplicate_key_in_tensor", base_text_with("\"outputs\":[{", R"("id":7,)"), arg,
+                    {"graph JSON: graph[0].outputs[0]: duplicate key \"id\""}),
+            // The message is one line and keeps the text after the NUL.
+            row("json_op_name_with_newline_and_nul", [](json &d) {
+                    op0(d)["name"] = std::string("A\nB\0C", 5);
+                    op0(d)["kind"] = "Nope"; }, structure,
+                    {"op 0 (\"A\\nB\\x00C\"): kind: unknown op kind \"Nope\""}),
             row("json_schema_check_reaches_import", [](json &d) { op0(d)["attrs"]["sizes"]["value"] = {8, 9}; }, shape,
                     {"InterpolateBackprop op 0 (\"RESAMPLING_0\")", "'sizes'[1] = 9"}),
     };

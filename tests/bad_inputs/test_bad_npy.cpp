@@ -102,7 +102,13 @@ std::vector<bad_input> rows() {
             file_row("npy_dtype_unsupported", raw(dict("<u1", "(2, 3)"), 6), unimpl, {"unsupported dtype descr '<u1'"}),
             file_row("npy_version_4", raw(ok, 24, 4), unimpl, {"unsupported .npy format version 4.0"}),
             {"npy_missing_file", [](sentinel_buffers &) { io::read_npy(::testing::TempDir() + "bpg_no_such_file.npy"); }, arg,
-                    {"bpg_no_such_file.npy: cannot open the file for reading"}},
+                    {"bpg_no_such_file.npy: cannot open the file for reading: No such file or directory"}},
+            // Was an iostream exception ("basic_filebuf::underflow"), not a bpg::error.
+            {"npy_folder_given_as_file", [](sentinel_buffers &) { io::read_npy(::testing::TempDir()); }, arg,
+                    {"is a folder, not a file"}},
+            {"npy_write_into_missing_folder", [](sentinel_buffers &) {
+                    io::write_npy(::testing::TempDir() + "bpg_no_such_folder/x.npy", array_2x3()); }, arg,
+                    {"bpg_no_such_folder/x.npy: cannot open the file for writing: No such file or directory"}},
             copy_row("npy_copy_shape_differs", array_2x3(), logical_tensor(0, data_type::f32, {3, 2}, layout_type::strided), false,
                     shape, {"x.npy: array shape (2, 3) does not match logical tensor 0 shape (3, 2)"}),
             copy_row("npy_copy_int_into_float", array_2x3("<i4"), f32_2x3, false, type,

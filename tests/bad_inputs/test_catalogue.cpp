@@ -9,7 +9,7 @@ namespace bpg::test {
 namespace {
 
 // A row passes when its attempt throws bpg::error with the row's status, the
-// message has every expected piece, and no output buffer changed.
+// message is one line with every expected piece, and no output buffer changed.
 TEST_P(BadInput, FailsCleanly) {
     const bad_input &row = GetParam();
     sentinel_buffers outputs;
@@ -21,6 +21,7 @@ TEST_P(BadInput, FailsCleanly) {
         EXPECT_EQ(std::string(to_string(e.code())), to_string(row.code)) << msg;
         for (const std::string &piece : row.message_has)
             EXPECT_NE(msg.find(piece), std::string::npos) << "message lacks [" << piece << "]: " << msg;
+        EXPECT_EQ(msg.find_first_of("\n\r"), std::string::npos) << "message is not one line: " << msg;
     }
     EXPECT_EQ(outputs.first_touched(), -1) << "an output buffer was written";
 }

@@ -55,10 +55,12 @@ inline std::string temp_dir(const std::string &name) {
     return d.string();
 }
 
-inline tool_result run_tool(const std::string &tool, const std::string &args) {
+// shell_prefix runs first in the same shell (e.g. "ulimit -f 64; ").
+inline tool_result run_tool(const std::string &tool, const std::string &args, const std::string &shell_prefix = "") {
     static int counter = 0;
     const std::string tmp = temp_dir("tool-io") + "/" + std::to_string(counter++);
-    const std::string cmd = std::string(BPG_BIN_DIR) + "/" + tool + " " + args + " >" + tmp + ".out 2>" + tmp + ".err";
+    const std::string cmd = shell_prefix + std::string(BPG_BIN_DIR) + "/" + tool + " " + args + " >" + tmp + ".out 2>"
+            + tmp + ".err";
     tool_result r;
     const int status = std::system(cmd.c_str());
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

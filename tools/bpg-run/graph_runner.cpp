@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <filesystem>
 
 #include "core/tensor_desc.hpp"
 #include "input_fill.hpp"
 #include "io/npy.hpp"
+#include "run_files.hpp"
 
 namespace bpg::tools {
 
@@ -49,6 +49,7 @@ graph_runner::graph_runner(const graph &g, run_options opts) : g_(g), opts_(opts
 }
 
 std::vector<size_t> graph_runner::load_inputs(const std::string &dir) {
+    if (!dir.empty()) require_input_folder(dir);
     std::vector<size_t> from_files;
     for (const logical_tensor &lt : g_.get_input_tensors()) {
         if (!is_concrete(lt))
@@ -57,7 +58,7 @@ std::vector<size_t> graph_runner::load_inputs(const std::string &dir) {
                             + " has no concrete shape and strides; bpg-run needs them");
         host_buffer b(lt);
         const std::string path = dir + "/" + std::to_string(lt.get_id()) + ".npy";
-        if (!dir.empty() && std::filesystem::exists(path)) {
+        if (!dir.empty() && entry_present(path)) {
             io::npy_to_buffer(io::read_npy(path), lt, b.data(), path);
             from_files.push_back(lt.get_id());
         } else {
@@ -127,15 +128,14 @@ std::vector<partition_report> graph_runner::run() {
     return reports;
 }
 
-std::vector<size_t> graph_runner::write_outputs(const std::string &dir) const {
+std::vector<size_t> graph_runner::write_outputs(output_files &out) const {
     std::vector<size_t> written;
-    if (dir.empty()) return written;
-    std::filesystem::create_directories(dir);
     for (const logical_tensor &lt : g_.get_output_tensors()) {
         const host_buffer &b = buffers_.at(lt.get_id());
-        io::write_npy(dir + "/" + std::to_string(lt.get_id()) + ".npy", io::buffer_to_npy(b.lt(), b.data()));
+        out.add(std::to_string(lt.get_id()) + ".npy", io::serialize_npy(io::buffer_to_npy(b.lt(), b.data())));
         written.push_back(lt.get_id());
     }
+    out.commit();
     return written;
 }
 

@@ -10,6 +10,7 @@
 
 #include "bpg/graph.hpp"
 #include "host_buffer.hpp"
+#include "run_files.hpp"
 
 namespace bpg::tools {
 
@@ -36,13 +37,14 @@ class graph_runner {
 public:
     graph_runner(const graph &g, run_options opts);
 
-    // Reads DIR/K.npy for each graph input K when present (dir may be
-    // empty), else fills it. Returns the ids read from files.
+    // Reads DIR/K.npy for each graph input K when present, else fills it;
+    // an empty dir means no folder, and a dir that is not a folder is an
+    // error. Returns the ids read from files.
     std::vector<size_t> load_inputs(const std::string &dir);
     // Compiles and executes every partition in order.
     std::vector<partition_report> run();
-    // Writes every graph output K to DIR/K.npy; returns the ids written.
-    std::vector<size_t> write_outputs(const std::string &dir) const;
+    // Writes every graph output K as K.npy, all or nothing; returns the ids.
+    std::vector<size_t> write_outputs(output_files &out) const;
 
     const host_buffer &buffer(size_t id) const { return buffers_.at(id); }
 

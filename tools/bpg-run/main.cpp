@@ -5,15 +5,19 @@
 //           [--dt f32|bf16|f16] [--in-shapes ...] [--op-attrs ...]   (benchdnn rewrites)
 //
 // Exit codes: 0 success; 2 bad graph, file or option (one line on stderr);
-// 1 any other failure.
+// 1 out of memory or another failure of the machine (one line too). Outputs
+// are written all or nothing (run_files.hpp). Text quoted from the user
+// (paths, names) has its control characters escaped: one line each.
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 
 #include "bpg/json.hpp"
 #include "bpg/threading.hpp"
+#include "core/message_text.hpp"
 #include "../common/openmp_policy.hpp"
 #include "graph_runner.hpp"
 #include "io/benchdnn_rewrite.hpp"
@@ -43,6 +47,8 @@ int run(const cli_options &o) {
     ro.repeat = o.repeat;
     ro.check = !o.no_check;
     if (o.no_fusion) ro.policy = partition_policy::debug;
+    std::optional<tools::output_files> outputs;
+    if (!o.outputs_dir.empty()) outputs.emplace(o.outputs_dir);
 
     graph_document doc = read_graph_json_file(o.graph_path);
     io::benchdnn_rewrite rw;
@@ -62,11 +68,12 @@ int run(const cli_options &o) {
     const auto from_files = runner.load_inputs(o.inputs_dir);
     const auto parts = runner.run();
 
-    std::printf("bpg-run: %s: %zu ops, %zu partitions, backend request '%s'%s\n", o.graph_path.c_str(),
-            g.get_ops().size(), parts.size(), o.backend.c_str(),
+    using core::printable;
+    std::printf("bpg-run: %s: %zu ops, %zu partitions, backend request '%s'%s\n", printable(o.graph_path).c_str(),
+            g.get_ops().size(), parts.size(), printable(o.backend).c_str(),
             rw.empty() ? "" : " (rewritten)");
     std::printf("inputs: %s\n",
-            from_files.empty() ? "deterministic fill" : ("from " + o.inputs_dir + ": " + join(from_files)).c_str());
+            from_files.empty() ? "deterministic fill" : ("from " + printable(o.inputs_dir) + ": " + join(from_files)).c_str());
     double total = 0;
     for (const auto &p : parts) {
         total += p.median_ms;
@@ -76,8 +83,10 @@ int run(const cli_options &o) {
         std::printf("\n    %s\n    backend: %s\n", p.description.c_str(), p.dispatch_reason.c_str());
     }
     std::printf("total: %.3f ms\n", total);
-    const auto written = runner.write_outputs(o.outputs_dir);
-    if (!written.empty()) std::printf("outputs: %s/{%s}.npy\n", o.outputs_dir.c_str(), join(written).c_str());
+    if (outputs) {
+        const auto written = runner.write_outputs(*outputs);
+        std::printf("outputs: %s/{%s}.npy\n", printable(o.outputs_dir).c_str(), join(written).c_str());
+    }
     return 0;
 }
 
@@ -88,8 +97,8 @@ int main(int argc, char **argv) {
     cli_options o;
     CLI::App app {"bpg-run: run a oneDNN Graph JSON graph with backprop-graph"};
     app.add_option("graph", o.graph_path, "graph JSON file (oneDNN Graph serialization)")->required();
-    app.add_option("--inputs", o.inputs_dir, "read graph input K from DIR/K.npy when present");
-    app.add_option("--outputs", o.outputs_dir, "write graph output K to DIR/K.npy");
+    app.add_option("--inputs", o.inputs_dir, "read graph input K from DIR/K.npy when present (DIR must be a folder)");
+    app.add_option("--outputs", o.outputs_dir, "write graph output K to DIR/K.npy (all outputs or none)");
     app.add_option("--backend", o.backend, "auto (dispatch rule), ref, tbb or dnnl");
     app.add_option("--threads", o.threads, "threads of every backend (default: all cores)");
     app.add_option("--repeat", o.repeat, "timed executions per partition (median printed; one untimed run first when > 1)");
@@ -104,7 +113,7 @@ int main(int argc, char **argv) {
     } catch (const CLI::CallForHelp &e) {
         return app.exit(e);
     } catch (const CLI::ParseError &e) {
-        std::cerr << "bpg-run: error: " << e.what() << " (see --help)\n";
+        std::cerr << "bpg-run: error: " << bpg::core::printable(e.what()) << " (see --help)\n";
         return 2;
     }
     try {
@@ -114,7 +123,7 @@ int main(int argc, char **argv) {
         const bool caller = e.code() != bpg::status::out_of_memory && e.code() != bpg::status::runtime_error;
         return caller ? 2 : 1;
     } catch (const std::exception &e) {
-        std::cerr << "bpg-run: internal error: " << e.what() << "\n";
+        std::cerr << "bpg-run: internal error: " << bpg::core::printable(e.what()) << "\n";
         return 1;
     }
 }
