@@ -4,8 +4,8 @@
 //           [--threads N] [--repeat N] [--no-check]
 //           [--dt f32|bf16|f16] [--in-shapes ...] [--op-attrs ...]   (benchdnn rewrites)
 //
-// Exit codes: 0 success; 2 bad graph, file or option (one line on stderr);
-// 1 out of memory or another failure of the machine (one line too). Outputs
+// Exit codes: 0 success; 2 any failure, with one line on stderr naming it
+// (a bad graph, file or option, out of memory, an internal error). Outputs
 // are written all or nothing (run_files.hpp). Text quoted from the user
 // (paths, names) has its control characters escaped: one line each.
 #include <cstdio>
@@ -120,10 +120,9 @@ int main(int argc, char **argv) {
         return run(o);
     } catch (const bpg::error &e) {
         std::cerr << "bpg-run: error: " << e.what() << "\n";
-        const bool caller = e.code() != bpg::status::out_of_memory && e.code() != bpg::status::runtime_error;
-        return caller ? 2 : 1;
+        return 2;
     } catch (const std::exception &e) {
         std::cerr << "bpg-run: internal error: " << bpg::core::printable(e.what()) << "\n";
-        return 1;
+        return 2;
     }
 }
