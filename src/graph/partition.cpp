@@ -180,6 +180,15 @@ compiled_partition partition::compile(const std::vector<logical_tensor> &inputs,
         std::vector<logical_tensor> in, out;
         for (const logical_tensor &lt : o.get_inputs()) in.push_back(concrete.at(lt.get_id()));
         const std::vector<dims> shapes = graph_impl::infer_output_shapes(o, in);
+        // add_op's rules again, now on concrete tensors: the ones that waited
+        // for an unknown rank or dim run here.
+        std::vector<logical_tensor> inferred;
+        for (size_t k = 0; k < o.get_outputs().size(); ++k) {
+            const logical_tensor &decl = o.get_outputs()[k];
+            inferred.emplace_back(decl.get_id(), decl.get_data_type(), shapes[k], layout_type::strided,
+                    decl.get_property_type());
+        }
+        graph_impl::validate_op(o, in, inferred);
         for (size_t k = 0; k < o.get_outputs().size(); ++k) {
             const logical_tensor &decl = o.get_outputs()[k];
             const bool is_port = find_by_id(p.outputs, decl.get_id()) != nullptr;
