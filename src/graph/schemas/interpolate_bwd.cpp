@@ -170,9 +170,8 @@ void check_shapes(const op &o, const dims &src, const dims &dd) {
                 fail(o, status::invalid_shape,
                         std::string(who) + " spatial axis " + std::to_string(sp[i])
                                 + " has size 0; spatial sizes must be >= 1");
-        if (!known(out)) continue;
         if (auto *s = sizes_attr(o)) {
-            if ((*s)[i] != out)
+            if (known(out) && (*s)[i] != out)
                 fail(o, status::invalid_shape,
                         dd_l + " spatial axis " + std::to_string(sp[i]) + " has size "
                                 + std::to_string(out) + " but attribute 'sizes'[" + std::to_string(i)
@@ -180,12 +179,19 @@ void check_shapes(const op &o, const dims &src, const dims &dd) {
         } else if (auto *sc = floats_attr(o, A::scales)) {
             if (!known(in)) continue;
             const int64_t want = kernels::output_size_from_scale(in, (*sc)[i]);
-            if (want != out)
+            const std::string formula = "floor(" + std::to_string(in) + " * "
+                    + list_text(std::vector<float>{(*sc)[i]}) + ")";
+            if (want < 0) // does not fit in int64
+                fail(o, status::invalid_argument,
+                        "attribute 'scales' = " + list_text(*sc) + ": scales[" + std::to_string(i)
+                                + "] gives the output size " + formula + " on spatial axis "
+                                + std::to_string(sp[i]) + ", out of range: an output size must "
+                                + "fit in int64 (at most 2^63 - 1)");
+            if (known(out) && want != out)
                 fail(o, status::invalid_shape,
                         dd_l + " spatial axis " + std::to_string(sp[i]) + " has size "
                                 + std::to_string(out) + " but the output size of 'scales'["
-                                + std::to_string(i) + "] is floor(" + std::to_string(in) + " * "
-                                + list_text(std::vector<float>{(*sc)[i]}) + ") = "
+                                + std::to_string(i) + "] is " + formula + " = "
                                 + std::to_string(want)
                                 + "; give 'sizes' instead, or a scale in [out/in, (out+1)/in)");
         }
