@@ -2,6 +2,7 @@
 // problems, one backend chosen by the dispatch rule, kernel compiled once.
 #include <cstdlib>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "core/layout_checks.hpp"
 #include "core/verbose.hpp"
@@ -138,6 +139,23 @@ logical_tensor concrete_output(const partition::impl &p, const logical_tensor &d
     return out;
 }
 
+// Every tensor given to compile is a port of its side, given once (a second
+// description of one id would be silently ignored).
+void check_given(const partition::impl &p, const std::vector<logical_tensor> &given,
+        const std::vector<logical_tensor> &ports, const char *side) {
+    std::unordered_set<size_t> seen;
+    for (const logical_tensor &lt : given) {
+        if (!find_by_id(ports, lt.get_id()))
+            throw error(status::invalid_argument,
+                    where(p) + ": tensor " + std::to_string(lt.get_id()) + " given to compile is not an "
+                            + side + " port of this partition");
+        if (!seen.insert(lt.get_id()).second)
+            throw error(status::invalid_argument,
+                    where(p) + ": tensor " + std::to_string(lt.get_id()) + " is given twice among the "
+                            + side + "s to compile; give each port once");
+    }
+}
+
 backends::op_problem resolve(const op &o, const std::vector<logical_tensor> &in,
         const std::vector<logical_tensor> &out) {
     switch (o.get_kind()) {
@@ -157,16 +175,8 @@ compiled_partition partition::compile(const std::vector<logical_tensor> &inputs,
     const partition::impl &p = *impl_;
     if (e.get_kind() != p.engine_kind)
         throw error(status::invalid_argument, where(p) + ": engine kind does not match the graph's");
-    for (const logical_tensor &lt : inputs)
-        if (!find_by_id(p.inputs, lt.get_id()))
-            throw error(status::invalid_argument,
-                    where(p) + ": tensor " + std::to_string(lt.get_id())
-                            + " given to compile is not an input port of this partition");
-    for (const logical_tensor &lt : outputs)
-        if (!find_by_id(p.outputs, lt.get_id()))
-            throw error(status::invalid_argument,
-                    where(p) + ": tensor " + std::to_string(lt.get_id())
-                            + " given to compile is not an output port of this partition");
+    check_given(p, inputs, p.inputs, "input");
+    check_given(p, outputs, p.outputs, "output");
 
     const double start_ms = core::verbose_now_ms();
     auto cp = std::make_shared<compiled_partition::impl>();

@@ -133,6 +133,13 @@ std::vector<bad_input> rows() {
             row("compile_sizes_input_rank2", [=] {
                     compile_with({interp_sizes_input(logical_tensor(3, dt::s32))}, {src, dd, lt(3, dt::s32, {2, 1})}); },
                     shape, {"InterpolateBackprop op 3", "sizes (input 2, tensor 3) has rank 2", "allowed ranks: 1 to 1"}),
+            row("compile_input_given_twice", [=] {
+                    compile_with({interp(src, dd, logical_tensor(2, dt::f32))}, {src, dd, lt(0, dt::f32, {1, 2, 4, 4})}); },
+                    arg, {"partition 0 (interpolate_bwd): tensor 0 is given twice among the inputs to compile"}),
+            row("compile_output_given_twice", [=] {
+                    const logical_tensor ds = lt(2, dt::f32, {1, 2, 4, 4});
+                    compile_with({interp(src, dd, logical_tensor(2, dt::f32))}, {src, dd}, {ds, ds}); },
+                    arg, {"partition 0 (interpolate_bwd): tensor 2 is given twice among the outputs to compile"}),
             row("compile_empty_partition", [] { partition().compile({}, {}, engine()); }, arg,
                     {"partition::compile: empty partition"}),
     };
