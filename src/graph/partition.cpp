@@ -142,13 +142,18 @@ logical_tensor concrete_output(const partition::impl &p, const logical_tensor &d
 // Every tensor given to compile is a port of its side, given once (a second
 // description of one id would be silently ignored).
 void check_given(const partition::impl &p, const std::vector<logical_tensor> &given,
-        const std::vector<logical_tensor> &ports, const char *side) {
+        const std::vector<logical_tensor> &ports, const std::vector<logical_tensor> &other,
+        const char *side) {
     std::unordered_set<size_t> seen;
     for (const logical_tensor &lt : given) {
+        const char *other_side = side[0] == 'i' ? "output" : "input";
         if (!find_by_id(ports, lt.get_id()))
             throw error(status::invalid_argument,
                     where(p) + ": tensor " + std::to_string(lt.get_id()) + " given to compile is not an "
-                            + side + " port of this partition");
+                            + side + " port of this partition"
+                            + (find_by_id(other, lt.get_id()) ? std::string(" (it is an ") + other_side
+                                            + " port; give it among the " + other_side + "s only)"
+                                                              : std::string()));
         if (!seen.insert(lt.get_id()).second)
             throw error(status::invalid_argument,
                     where(p) + ": tensor " + std::to_string(lt.get_id()) + " is given twice among the "
@@ -175,8 +180,8 @@ compiled_partition partition::compile(const std::vector<logical_tensor> &inputs,
     const partition::impl &p = *impl_;
     if (e.get_kind() != p.engine_kind)
         throw error(status::invalid_argument, where(p) + ": engine kind does not match the graph's");
-    check_given(p, inputs, p.inputs, "input");
-    check_given(p, outputs, p.outputs, "output");
+    check_given(p, inputs, p.inputs, p.outputs, "input");
+    check_given(p, outputs, p.outputs, p.inputs, "output");
 
     const double start_ms = core::verbose_now_ms();
     auto cp = std::make_shared<compiled_partition::impl>();

@@ -136,6 +136,9 @@ std::vector<bad_input> rows() {
             row("compile_input_given_twice", [=] {
                     compile_with({interp(src, dd, logical_tensor(2, dt::f32))}, {src, dd, lt(0, dt::f32, {1, 2, 4, 4})}); },
                     arg, {"partition 0 (interpolate_bwd): tensor 0 is given twice among the inputs to compile"}),
+            row("compile_output_among_inputs", [=] {
+                    compile_with({interp(src, dd, logical_tensor(2, dt::f32))}, {src, dd, lt(2, dt::f32, {1, 2, 4, 4})}); },
+                    arg, {"tensor 2 given to compile is not an input port of this partition (it is an output port"}),
             row("compile_output_given_twice", [=] {
                     const logical_tensor ds = lt(2, dt::f32, {1, 2, 4, 4});
                     compile_with({interp(src, dd, logical_tensor(2, dt::f32))}, {src, dd}, {ds, ds}); },
