@@ -107,6 +107,13 @@ compiled_operator compile(const resample_grad_operator_desc &d, const compile_op
     std::vector<float> scales, in_offsets, out_offsets;
     for (uint32_t i = uint32_t(leading); i < n; ++i) {
         const int64_t want = kernels::output_size_from_scale(dx.sizes[i], d.Scales[i]);
+        if (want < 0) // does not fit in int64
+            fail(op_name, status::invalid_argument,
+                    "Scales[" + std::to_string(i) + "] = " + std::to_string(d.Scales[i])
+                            + " gives the output size floor(OutputGradientTensor.Sizes[" + std::to_string(i)
+                            + "] * Scales[" + std::to_string(i) + "]) = floor(" + std::to_string(dx.sizes[i])
+                            + " * " + std::to_string(d.Scales[i])
+                            + "), out of range: an output size must fit in int64 (at most 2^63 - 1)");
         if (want != dy.sizes[i])
             fail(op_name, status::unimplemented,
                     "InputGradientTensor.Sizes[" + std::to_string(i) + "] = " + std::to_string(dy.sizes[i])

@@ -64,6 +64,30 @@ const tensor &bound(const compiled_partition::impl &cp, const logical_tensor &po
     return *found;
 }
 
+bool has_port(const std::vector<logical_tensor> &ports, size_t id) {
+    for (const logical_tensor &port : ports)
+        if (port.get_id() == id) return true;
+    return false;
+}
+
+// Every tensor bound on one side is a port of that side; a port of the other
+// side is named as such (an output passed among the inputs).
+void check_sides(const compiled_partition::impl &cp, const std::vector<tensor> &ts,
+        const std::vector<logical_tensor> &ports, const std::vector<logical_tensor> &other,
+        const char *side) {
+    for (const tensor &t : ts) {
+        const size_t id = t.get_logical_tensor().get_id();
+        if (has_port(ports, id)) continue;
+        const char *other_side = side[0] == 'i' ? "output" : "input";
+        throw error(status::invalid_argument,
+                label(cp) + ": tensor " + std::to_string(id) + " is not an " + side
+                        + " of this partition"
+                        + (has_port(other, id) ? std::string(" (it is an ") + other_side
+                                        + "; bind it among the " + other_side + "s only)"
+                                               : std::string()));
+    }
+}
+
 struct byte_range { const char *lo, *hi; size_t id; };
 
 byte_range range_of(const logical_tensor &lt, const void *p) {
@@ -93,7 +117,9 @@ void check_no_aliasing(const compiled_partition::impl &cp, const std::vector<byt
     }
 }
 
-// A runtime `sizes` input must agree with diff_dst's spatial shape.
+// A runtime `sizes` input must agree with diff_dst's spatial shape. Reading
+// one value per spatial axis stays inside it: compile's validate_op checked
+// that it is s32 of shape [number of spatial axes].
 void check_runtime_sizes(const compiled_partition::impl &cp, const backends::buffer_map &b) {
     for (const backends::op_problem &op : cp.problem.ops) {
         const auto *p = std::get_if<core::interpolate_bwd_problem>(&op);
@@ -132,19 +158,8 @@ void compiled_partition::execute(const stream &s, const std::vector<tensor> &inp
         buffers[port.get_id()] = t.get_data_handle();
         out_ranges.push_back(range_of(port, t.get_data_handle()));
     }
-    for (const tensor &t : inputs)
-        if (!buffers.count(t.get_logical_tensor().get_id()))
-            throw error(status::invalid_argument,
-                    label(cp) + ": tensor " + std::to_string(t.get_logical_tensor().get_id())
-                            + " is not an input of this partition");
-    for (const tensor &t : outputs) {
-        size_t id = t.get_logical_tensor().get_id();
-        bool is_out = false;
-        for (const logical_tensor &port : cp.outputs) is_out = is_out || port.get_id() == id;
-        if (!is_out)
-            throw error(status::invalid_argument,
-                    label(cp) + ": tensor " + std::to_string(id) + " is not an output of this partition");
-    }
+    check_sides(cp, inputs, cp.inputs, cp.outputs, "input");
+    check_sides(cp, outputs, cp.outputs, cp.inputs, "output");
     check_no_aliasing(cp, in_ranges, out_ranges);
     check_runtime_sizes(cp, buffers);
 

@@ -1,6 +1,8 @@
 // graph: collects checked ops, then finalize() checks the structure (every
 // tensor produced at most once, no cycles) and runs the pattern passes.
 #include <algorithm>
+#include <functional>
+#include <queue>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -21,27 +23,40 @@ graph::graph(engine::kind k, fpmath_mode m) : impl_(std::make_shared<impl>()) {
 
 namespace {
 
-// A tensor id used by several ops must describe one tensor everywhere.
-void check_consistent(const op &o, const logical_tensor &a, const logical_tensor &b) {
+// A tensor id used by several ops must describe one tensor everywhere: b,
+// a use in op o, against the facts of the earlier uses.
+void check_consistent(const op &o, const tensor_facts &a, const logical_tensor &b) {
     auto mismatch = [&](const std::string &what) {
         throw error(status::invalid_graph,
                 op_label(o) + ": tensor " + std::to_string(b.get_id()) + " " + what
                         + " than where another op already uses the same id; one id is one tensor");
     };
-    if (a.get_data_type() != b.get_data_type())
+    if (a.dt != b.get_data_type())
         mismatch(std::string("has data type ") + to_string(b.get_data_type()) + " here and "
-                + to_string(a.get_data_type()) + " elsewhere; other data type");
-    if (a.ndims() >= 0 && b.ndims() >= 0) {
-        if (a.ndims() != b.ndims()) mismatch("has another rank");
-        for (int i = 0; i < a.ndims(); ++i) {
-            dim x = a.get_dims()[i], y = b.get_dims()[i];
+                + to_string(a.dt) + " elsewhere; other data type");
+    if (a.rank >= 0 && b.ndims() >= 0) {
+        if (a.rank != b.ndims()) mismatch("has another rank");
+        for (int i = 0; i < a.rank; ++i) {
+            dim x = a.shape[i], y = b.get_dims()[i];
             if (x >= 0 && y >= 0 && x != y) mismatch("has another shape");
         }
-        if (a.get_layout_type() == layout_type::strided && b.get_layout_type() == layout_type::strided
-                && !a.get_strides().empty() && !b.get_strides().empty()
-                && a.get_strides() != b.get_strides())
+        if (b.get_layout_type() == layout_type::strided && !a.strides.empty()
+                && !b.get_strides().empty() && a.strides != b.get_strides())
             mismatch("has other strides");
     }
+}
+
+// Adds what b knows to the facts of its id (b is consistent with them).
+void learn(tensor_facts &a, const logical_tensor &b) {
+    a.dt = b.get_data_type();
+    if (b.ndims() < 0) return;
+    if (a.rank < 0) {
+        a.rank = b.ndims();
+        a.shape = b.get_dims();
+    }
+    for (int i = 0; i < a.rank; ++i)
+        if (a.shape[i] < 0) a.shape[i] = b.get_dims()[i];
+    if (a.strides.empty() && b.get_layout_type() == layout_type::strided) a.strides = b.get_strides();
 }
 
 // Partitions of op groups, with their ports: inputs are the tensors a group
@@ -82,26 +97,30 @@ void graph::add_op(const op &o) {
     if (impl_->finalized)
         throw error(status::invalid_graph,
                 op_label(o) + ": the graph is finalized; add ops before finalize()");
-    for (const op &x : impl_->ops)
-        if (x.get_id() == o.get_id())
-            throw error(status::invalid_graph,
-                    op_label(o) + ": op id " + std::to_string(o.get_id()) + " is already used by "
-                            + op_label(x));
+    auto same_id = impl_->op_index.find(o.get_id());
+    if (same_id != impl_->op_index.end())
+        throw error(status::invalid_graph,
+                op_label(o) + ": op id " + std::to_string(o.get_id()) + " is already used by "
+                        + op_label(impl_->ops[same_id->second]));
     graph_impl::validate_op(o);
-    for (const op &x : impl_->ops) {
-        for (const auto *side : {&x.get_inputs(), &x.get_outputs()})
-            for (const logical_tensor &a : *side)
-                for (const auto *mine : {&o.get_inputs(), &o.get_outputs()})
-                    for (const logical_tensor &b : *mine)
-                        if (a.get_id() == b.get_id()) check_consistent(o, a, b);
-        for (const logical_tensor &a : x.get_outputs())
-            for (const logical_tensor &b : o.get_outputs())
-                if (a.get_id() == b.get_id())
-                    throw error(status::invalid_graph,
-                            op_label(o) + ": tensor " + std::to_string(b.get_id())
-                                    + " is already the output of " + op_label(x)
-                                    + "; a tensor has at most one producer");
+    for (const auto *mine : {&o.get_inputs(), &o.get_outputs()})
+        for (const logical_tensor &b : *mine) {
+            auto it = impl_->tensors.find(b.get_id());
+            if (it != impl_->tensors.end()) check_consistent(o, it->second, b);
+        }
+    for (const logical_tensor &b : o.get_outputs()) {
+        auto it = impl_->producer.find(b.get_id());
+        if (it != impl_->producer.end())
+            throw error(status::invalid_graph,
+                    op_label(o) + ": tensor " + std::to_string(b.get_id()) + " is already the output of "
+                            + op_label(impl_->ops[it->second]) + "; a tensor has at most one producer");
     }
+    // Checked: nothing below throws, so a refused op leaves no trace.
+    const size_t index = impl_->ops.size();
+    impl_->op_index.emplace(o.get_id(), index);
+    for (const auto *mine : {&o.get_inputs(), &o.get_outputs()})
+        for (const logical_tensor &b : *mine) learn(impl_->tensors[b.get_id()], b);
+    for (const logical_tensor &b : o.get_outputs()) impl_->producer.emplace(b.get_id(), index);
     impl_->ops.push_back(o);
 }
 
@@ -125,21 +144,25 @@ void graph::finalize() {
             }
         }
     }
+    // The ready op added first goes next: a min-heap of insertion indices.
+    std::priority_queue<size_t, std::vector<size_t>, std::greater<size_t>> ready;
+    for (size_t i = 0; i < ops.size(); ++i)
+        if (indegree[i] == 0) ready.push(i);
     std::vector<size_t> order;
     std::vector<bool> done(ops.size(), false);
-    while (order.size() < ops.size()) {
-        size_t pick = ops.size();
-        for (size_t i = 0; i < ops.size() && pick == ops.size(); ++i)
-            if (!done[i] && indegree[i] == 0) pick = i;
-        if (pick == ops.size()) {
-            std::string cycle;
-            for (size_t i = 0; i < ops.size(); ++i)
-                if (!done[i]) cycle += (cycle.empty() ? "" : ", ") + op_label(ops[i]);
-            throw error(status::invalid_graph, "graph::finalize: the ops form a cycle: " + cycle);
-        }
+    while (!ready.empty()) {
+        const size_t pick = ready.top();
+        ready.pop();
         done[pick] = true;
         order.push_back(pick);
-        for (size_t n : next[pick]) --indegree[n];
+        for (size_t n : next[pick])
+            if (--indegree[n] == 0) ready.push(n);
+    }
+    if (order.size() < ops.size()) {
+        std::string cycle;
+        for (size_t i = 0; i < ops.size(); ++i)
+            if (!done[i]) cycle += (cycle.empty() ? "" : ", ") + op_label(ops[i]);
+        throw error(status::invalid_graph, "graph::finalize: the ops form a cycle: " + cycle);
     }
     for (size_t i : order) impl_->sorted_ops.push_back(ops[i]);
 

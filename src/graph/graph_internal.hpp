@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "backends/backend.hpp"
@@ -10,10 +11,24 @@
 
 namespace bpg {
 
+// What the ops added so far say about one tensor id: its data type, the
+// union of the dims they know, the strides if one gave them. A new use of the
+// id conflicts with an earlier one exactly when it conflicts with these.
+struct tensor_facts {
+    data_type dt = data_type::undef;
+    int rank = -1;     // unknown until one use knows it
+    dims shape;        // per axis; unknown_dim until one use knows it
+    dims strides;      // empty until a strided use of known rank gives them
+};
+
 struct graph::impl {
     engine::kind engine_kind = engine::kind::cpu;
     fpmath_mode fpmath = fpmath_mode::strict;
     std::vector<op> ops;         // as added
+    // add_op's lookups by id, so building a graph is near-linear in its size.
+    std::unordered_map<size_t, size_t> op_index;       // op id -> index in ops
+    std::unordered_map<size_t, size_t> producer;       // tensor id -> index in ops
+    std::unordered_map<size_t, tensor_facts> tensors;  // tensor id -> facts
     std::vector<op> sorted_ops;  // topological order, after finalize
     bool finalized = false;
     std::vector<partition> partitions;       // partition_policy::fusion

@@ -126,7 +126,8 @@ void check_attrs(const op &o, const op_schema &s) {
                             + "' is missing");
 }
 
-void check_tensor_ids(const op &o) {
+void check_tensor_ids(const op &o, const std::vector<logical_tensor> &in,
+        const std::vector<logical_tensor> &out) {
     auto check_one = [&](const logical_tensor &lt, const char *side, size_t i) {
         const std::string where = std::string(side) + "[" + std::to_string(i) + "] (tensor "
                 + std::to_string(lt.get_id()) + ")";
@@ -157,33 +158,35 @@ void check_tensor_ids(const op &o) {
             }
         }
     };
-    for (size_t i = 0; i < o.get_inputs().size(); ++i) check_one(o.get_inputs()[i], "inputs", i);
-    for (size_t i = 0; i < o.get_outputs().size(); ++i)
-        check_one(o.get_outputs()[i], "outputs", i);
-    for (const logical_tensor &out : o.get_outputs())
-        for (const logical_tensor &in : o.get_inputs())
-            if (out.get_id() == in.get_id())
+    for (size_t i = 0; i < in.size(); ++i) check_one(in[i], "inputs", i);
+    for (size_t i = 0; i < out.size(); ++i) check_one(out[i], "outputs", i);
+    for (const logical_tensor &y : out)
+        for (const logical_tensor &x : in)
+            if (y.get_id() == x.get_id())
                 fail(o, status::invalid_graph,
-                        "tensor " + std::to_string(out.get_id())
+                        "tensor " + std::to_string(y.get_id())
                                 + " is both an input and an output of the op (a cycle)");
-    for (size_t i = 0; i < o.get_outputs().size(); ++i)
-        for (size_t j = i + 1; j < o.get_outputs().size(); ++j)
-            if (o.get_outputs()[i].get_id() == o.get_outputs()[j].get_id())
+    for (size_t i = 0; i < out.size(); ++i)
+        for (size_t j = i + 1; j < out.size(); ++j)
+            if (out[i].get_id() == out[j].get_id())
                 fail(o, status::invalid_graph,
                         "outputs[" + std::to_string(i) + "] and outputs[" + std::to_string(j)
-                                + "] share tensor id " + std::to_string(o.get_outputs()[i].get_id()));
+                                + "] share tensor id " + std::to_string(out[i].get_id()));
 }
 
 } // namespace
 
-void validate_op(const op &o) {
+void validate_op(const op &o, const std::vector<logical_tensor> &in,
+        const std::vector<logical_tensor> &out) {
     const op_schema &s = schema_of(o.get_kind());
-    check_arity(o, "inputs", s.inputs, o.get_inputs().size());
-    check_arity(o, "outputs", s.outputs, o.get_outputs().size());
-    check_tensor_ids(o);
+    check_arity(o, "inputs", s.inputs, in.size());
+    check_arity(o, "outputs", s.outputs, out.size());
+    check_tensor_ids(o, in, out);
     check_attrs(o, s);
-    s.check(o);
+    s.check(o, in, out);
 }
+
+void validate_op(const op &o) { validate_op(o, o.get_inputs(), o.get_outputs()); }
 
 std::vector<dims> infer_output_shapes(const op &o, const std::vector<logical_tensor> &inputs) {
     return schema_of(o.get_kind()).infer(o, inputs);

@@ -2,10 +2,12 @@
 // property bags): ports, attributes with types, defaults and allowed values,
 // plus small named constraint functions per op.
 //
-// An op is checked twice: at add_op with whatever shapes are known, and at
-// compile with concrete shapes (when outputs are also inferred). Nothing is
-// checked at execute except what only exists then (bound buffers, the values
-// of a runtime `sizes` tensor).
+// An op is checked twice through the same function, validate_op: at add_op
+// with its own logical tensors (shapes may be partly unknown, rules whose
+// inputs are unknown wait), and at compile with the concrete tensors (inputs
+// as given, outputs of the inferred shapes), where every rule runs. Nothing
+// is checked at execute except what only exists then (bound buffers, the
+// values of a runtime `sizes` tensor).
 #pragma once
 
 #include <functional>
@@ -31,25 +33,34 @@ struct attr_spec {
     std::vector<std::string> allowed; // for strings; empty = any value
 };
 
-// One op's rules. check() sees the op with the logical tensors it was given
-// (shapes may be partly unknown) and throws on any violation it can detect.
-// infer() sees concrete inputs and returns the concrete output shapes.
+// One op's rules. check() sees the op's attributes with the logical tensors
+// of its ports (in, out: the op's own at add_op, the concrete ones at compile;
+// ids are the op's) and throws on any violation it can detect. infer() is the
+// shape formula only: concrete inputs in, output shapes out; it checks
+// nothing, so compile runs validate_op on its result.
 struct op_schema {
     op::kind kind;
     std::vector<port_spec> inputs;
     std::vector<port_spec> outputs;
     std::vector<attr_spec> attrs;
-    std::function<void(const op &)> check;
+    std::function<void(const op &, const std::vector<logical_tensor> &in,
+            const std::vector<logical_tensor> &out)>
+            check;
     std::function<std::vector<dims>(const op &, const std::vector<logical_tensor> &)> infer;
 };
 
 const op_schema &schema_of(op::kind k);
 
-// Generic checks every op gets (arity, attribute names/types/allowed values),
-// then the op's own check().
+// Generic checks every op gets (arity, tensor ids and shapes, attribute
+// names/types/allowed values), then the op's own check(), on the op's
+// attributes with these port tensors (same count and ids as the op's).
+void validate_op(const op &o, const std::vector<logical_tensor> &in,
+        const std::vector<logical_tensor> &out);
+// The same with the op's own tensors (add_op).
 void validate_op(const op &o);
 
-// Concrete output shapes from concrete input logical tensors.
+// Concrete output shapes from concrete input logical tensors of an op that
+// passed add_op (arity known); validate_op then checks them.
 std::vector<dims> infer_output_shapes(const op &o, const std::vector<logical_tensor> &inputs);
 
 // ---- helpers shared by the op schemas --------------------------------------

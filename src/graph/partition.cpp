@@ -2,6 +2,7 @@
 // problems, one backend chosen by the dispatch rule, kernel compiled once.
 #include <cstdlib>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "core/layout_checks.hpp"
 #include "core/verbose.hpp"
@@ -138,6 +139,28 @@ logical_tensor concrete_output(const partition::impl &p, const logical_tensor &d
     return out;
 }
 
+// Every tensor given to compile is a port of its side, given once (a second
+// description of one id would be silently ignored).
+void check_given(const partition::impl &p, const std::vector<logical_tensor> &given,
+        const std::vector<logical_tensor> &ports, const std::vector<logical_tensor> &other,
+        const char *side) {
+    std::unordered_set<size_t> seen;
+    for (const logical_tensor &lt : given) {
+        const char *other_side = side[0] == 'i' ? "output" : "input";
+        if (!find_by_id(ports, lt.get_id()))
+            throw error(status::invalid_argument,
+                    where(p) + ": tensor " + std::to_string(lt.get_id()) + " given to compile is not an "
+                            + side + " port of this partition"
+                            + (find_by_id(other, lt.get_id()) ? std::string(" (it is an ") + other_side
+                                            + " port; give it among the " + other_side + "s only)"
+                                                              : std::string()));
+        if (!seen.insert(lt.get_id()).second)
+            throw error(status::invalid_argument,
+                    where(p) + ": tensor " + std::to_string(lt.get_id()) + " is given twice among the "
+                            + side + "s to compile; give each port once");
+    }
+}
+
 backends::op_problem resolve(const op &o, const std::vector<logical_tensor> &in,
         const std::vector<logical_tensor> &out) {
     switch (o.get_kind()) {
@@ -157,16 +180,8 @@ compiled_partition partition::compile(const std::vector<logical_tensor> &inputs,
     const partition::impl &p = *impl_;
     if (e.get_kind() != p.engine_kind)
         throw error(status::invalid_argument, where(p) + ": engine kind does not match the graph's");
-    for (const logical_tensor &lt : inputs)
-        if (!find_by_id(p.inputs, lt.get_id()))
-            throw error(status::invalid_argument,
-                    where(p) + ": tensor " + std::to_string(lt.get_id())
-                            + " given to compile is not an input port of this partition");
-    for (const logical_tensor &lt : outputs)
-        if (!find_by_id(p.outputs, lt.get_id()))
-            throw error(status::invalid_argument,
-                    where(p) + ": tensor " + std::to_string(lt.get_id())
-                            + " given to compile is not an output port of this partition");
+    check_given(p, inputs, p.inputs, p.outputs, "input");
+    check_given(p, outputs, p.outputs, p.inputs, "output");
 
     const double start_ms = core::verbose_now_ms();
     auto cp = std::make_shared<compiled_partition::impl>();
@@ -180,6 +195,15 @@ compiled_partition partition::compile(const std::vector<logical_tensor> &inputs,
         std::vector<logical_tensor> in, out;
         for (const logical_tensor &lt : o.get_inputs()) in.push_back(concrete.at(lt.get_id()));
         const std::vector<dims> shapes = graph_impl::infer_output_shapes(o, in);
+        // add_op's rules again, now on concrete tensors: the ones that waited
+        // for an unknown rank or dim run here.
+        std::vector<logical_tensor> inferred;
+        for (size_t k = 0; k < o.get_outputs().size(); ++k) {
+            const logical_tensor &decl = o.get_outputs()[k];
+            inferred.emplace_back(decl.get_id(), decl.get_data_type(), shapes[k], layout_type::strided,
+                    decl.get_property_type());
+        }
+        graph_impl::validate_op(o, in, inferred);
         for (size_t k = 0; k < o.get_outputs().size(); ++k) {
             const logical_tensor &decl = o.get_outputs()[k];
             const bool is_port = find_by_id(p.outputs, decl.get_id()) != nullptr;

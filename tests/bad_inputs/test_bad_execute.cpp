@@ -94,6 +94,8 @@ std::vector<bad_input> rows() {
             row("exec_output_not_a_port", bn, [](P, V &in, V &out, sentinel_buffers &) {
                     out.push_back(tensor(lt(0, dt::f32, {1}), engine(), in[0].get_data_handle())); },
                     arg, {"tensor 0 is not an output of this partition"}),
+            row("exec_output_bound_among_inputs", bn, [](P, V &in, V &out, sentinel_buffers &) { in.push_back(by_id(out, 5)); },
+                    arg, {"compiled partition bn_bwd: tensor 5 is not an input of this partition (it is an output"}),
             row("exec_runtime_sizes_differ_from_diff_dst", interp_with_sizes_input, [](P, V &in, V &, sentinel_buffers &) {
                     static_cast<int32_t *>(by_id(in, 3).get_data_handle())[1] = 9; },
                     arg, {"InterpolateBackprop op 3: sizes input (tensor 3)[1] = 9 but diff_dst spatial axis 3 has size 8"}),

@@ -36,6 +36,22 @@ void compile_with(const std::vector<op> &ops, const std::vector<logical_tensor> 
     p.compile(ins, outs.empty() ? p.get_output_ports() : outs, engine(), opts);
 }
 
+// The same op with src and diff_dst of unknown rank at add_op (every rule
+// that needs the rank waits for compile) and these sizes.
+op interp_unknown_ranks(std::vector<int64_t> sizes) {
+    op o = interp(logical_tensor(0, dt::f32), logical_tensor(1, dt::f32), logical_tensor(2, dt::f32));
+    o.set_attr(A::sizes, std::move(sizes));
+    return o;
+}
+
+// Interpolate with a runtime sizes input (tensor 3) declared as given.
+op interp_sizes_input(logical_tensor sizes) {
+    op o(3, op::kind::InterpolateBackprop, {logical_tensor(0, dt::f32), logical_tensor(1, dt::f32), sizes},
+            {logical_tensor(2, dt::f32)}, "UP");
+    o.set_attr(A::mode, "linear").set_attr(A::data_format, "NCX");
+    return o;
+}
+
 bad_input row(std::string name, std::function<void()> attempt, status code, std::vector<std::string> has) {
     return {std::move(name), [attempt](sentinel_buffers &) { attempt(); }, code, std::move(has)};
 }
@@ -98,6 +114,35 @@ std::vector<bad_input> rows() {
                     o.backend = backend_kind::dnnl;
                     compile_with({interp(src, dd, logical_tensor(2, dt::f32), "align_corners")}, {src, dd}, {}, o); },
                     status::unimplemented, {"dnnl", "align_corners"}),
+            // Ranks known only at compile: add_op's rules run again on the concrete tensors.
+            row("compile_src_rank_differs_from_diff_dst", [=] {
+                    op o = interp(logical_tensor(0, dt::f32), lt(1, dt::f32, {1, 2, 8, 8, 8}), logical_tensor(2, dt::f32));
+                    o.set_attr(A::sizes, std::vector<int64_t> {8, 8, 8});
+                    compile_with({o}, {src, lt(1, dt::f32, {1, 2, 8, 8, 8})}); },
+                    shape, {"InterpolateBackprop op 3 (\"UP\"): diff_dst (input 1, tensor 1) has rank 5 but src has rank 4"}),
+            row("compile_rank5_with_two_sizes", [] {
+                    compile_with({interp_unknown_ranks({8, 8})}, {lt(0, dt::f32, {1, 2, 4, 4, 4}), lt(1, dt::f32, {1, 2, 8, 8, 8})}); },
+                    arg, {"InterpolateBackprop op 3", "attribute 'sizes' has 2 values; it needs one per spatial axis (3 for a rank-5 src)"}),
+            row("compile_rank7_with_two_sizes", [] {
+                    compile_with({interp_unknown_ranks({8, 8})},
+                            {lt(0, dt::f32, {1, 2, 4, 4, 4, 4, 4}), lt(1, dt::f32, {1, 2, 8, 8, 8, 8, 8})}); },
+                    shape, {"InterpolateBackprop op 3", "src (input 0, tensor 0) has rank 7", "allowed ranks: 3 to 6"}),
+            row("compile_sizes_input_too_short", [=] {
+                    compile_with({interp_sizes_input(lt(3, dt::s32, {-1}))}, {src, dd, lt(3, dt::s32, {1})}); },
+                    shape, {"InterpolateBackprop op 3", "sizes (input 2, tensor 3) has 1 elements; it needs one per spatial axis (2)"}),
+            row("compile_sizes_input_rank2", [=] {
+                    compile_with({interp_sizes_input(logical_tensor(3, dt::s32))}, {src, dd, lt(3, dt::s32, {2, 1})}); },
+                    shape, {"InterpolateBackprop op 3", "sizes (input 2, tensor 3) has rank 2", "allowed ranks: 1 to 1"}),
+            row("compile_input_given_twice", [=] {
+                    compile_with({interp(src, dd, logical_tensor(2, dt::f32))}, {src, dd, lt(0, dt::f32, {1, 2, 4, 4})}); },
+                    arg, {"partition 0 (interpolate_bwd): tensor 0 is given twice among the inputs to compile"}),
+            row("compile_output_among_inputs", [=] {
+                    compile_with({interp(src, dd, logical_tensor(2, dt::f32))}, {src, dd, lt(2, dt::f32, {1, 2, 4, 4})}); },
+                    arg, {"tensor 2 given to compile is not an input port of this partition (it is an output port"}),
+            row("compile_output_given_twice", [=] {
+                    const logical_tensor ds = lt(2, dt::f32, {1, 2, 4, 4});
+                    compile_with({interp(src, dd, logical_tensor(2, dt::f32))}, {src, dd}, {ds, ds}); },
+                    arg, {"partition 0 (interpolate_bwd): tensor 2 is given twice among the outputs to compile"}),
             row("compile_empty_partition", [] { partition().compile({}, {}, engine()); }, arg,
                     {"partition::compile: empty partition"}),
     };

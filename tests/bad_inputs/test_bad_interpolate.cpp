@@ -91,6 +91,9 @@ std::vector<bad_input> rows() {
             row("scales_inf", scales({2.f, inf}), arg, {"'scales' = [2, inf]", "scales[1] must be finite"}),
             row("scales_zero", scales({0.f, 2.f}), arg, {"scales[0] must be finite and > 0"}),
             row("scales_negative", scales({2.f, -2.f}), arg, {"'scales' = [2, -2]", "scales[1]"}),
+            row("scales_output_size_out_of_range", scales({1e30f, 2.f}), arg,
+                    {"'scales' = [1e+30, 2]", "scales[0] gives the output size floor(4 * [1e+30]) on spatial axis 2",
+                            "out of range", "at most 2^63 - 1"}),
             row("scale_floor_misses_diff_dst", scales({1.5f, 2.f}), shape,
                     {"spatial axis 2 has size 8", "floor(4 * [1.5]) = 6"}),
             row("pixel_offset_nan", [](op_spec &s) {

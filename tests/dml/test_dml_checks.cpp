@@ -112,6 +112,8 @@ TEST(DmlResampleGradChecks, EachRuleOfTheDocument) {
             // DirectML allows any positive scale; bpg needs floor(in * scale) = out.
             {"scale not the size ratio", [](resample_fixture &f) { f.scales[2] = 2.5f; }, status::unimplemented,
                     {"InputGradientTensor.Sizes[2] = 4", "floor(2 * 2.5", "= 5", "not the size ratio"}},
+            {"scale whose output size overflows", [](resample_fixture &f) { f.scales[2] = 1e30f; },
+                    status::invalid_argument, {"Scales[2] = ", "floor(2 * ", "out of range", "2^63 - 1"}},
     };
     for (const rule &r : rules) {
         SCOPED_TRACE(r.what);

@@ -18,12 +18,11 @@ using A = op::attr;
 const char *const stat_names[] = {"mean", "variance", "gamma", "diff_gamma", "diff_beta"};
 
 // The statistics tensors present, with their labels.
-std::vector<std::pair<logical_tensor, std::string>> stat_ports(const op &o) {
+std::vector<std::pair<logical_tensor, std::string>> stat_ports(const op &o,
+        const std::vector<logical_tensor> &in, const std::vector<logical_tensor> &out) {
     std::vector<std::pair<logical_tensor, std::string>> v;
-    const auto &in = o.get_inputs();
     for (size_t i = 2; i < in.size(); ++i)
         v.push_back({in[i], port_label(o, true, i, stat_names[i - 2])});
-    const auto &out = o.get_outputs();
     for (size_t i = 1; i < out.size(); ++i)
         v.push_back({out[i], port_label(o, false, i, stat_names[i + 2])});
     return v;
@@ -41,14 +40,14 @@ void check_epsilon(const op &o) {
                         + " must be finite and >= 0");
 }
 
-void check_dtypes(const op &o) {
-    const auto &in = o.get_inputs();
+void check_dtypes(const op &o, const std::vector<logical_tensor> &in,
+        const std::vector<logical_tensor> &out) {
     const std::string src_l = port_label(o, true, 0, "src");
     check_dtype_in(o, in[0], src_l, {data_type::f32, data_type::bf16, data_type::f16});
     check_same_dtype(o, in[0], src_l, in[1], port_label(o, true, 1, "diff_dst"));
-    check_same_dtype(o, in[0], src_l, o.get_outputs()[0], port_label(o, false, 0, "diff_src"));
+    check_same_dtype(o, in[0], src_l, out[0], port_label(o, false, 0, "diff_src"));
     const bool bf16_data = in[0].get_data_type() == data_type::bf16;
-    for (const auto &[lt, label] : stat_ports(o)) {
+    for (const auto &[lt, label] : stat_ports(o, in, out)) {
         if (bf16_data) check_dtype_in(o, lt, label, {data_type::f32, data_type::bf16});
         else check_dtype_in(o, lt, label, {data_type::f32});
     }
@@ -56,11 +55,10 @@ void check_dtypes(const op &o) {
 
 // Shapes: data tensors equal, rank 2..8; statistics [C] or rank-matched.
 void check_shapes(const op &o, const logical_tensor &src, const logical_tensor &dd,
-        const std::vector<std::pair<logical_tensor, std::string>> &stats) {
+        const logical_tensor &ds, const std::vector<std::pair<logical_tensor, std::string>> &stats) {
     const std::string src_l = port_label(o, true, 0, "src");
     check_rank(o, src, src_l, 2, 8);
     check_same_shape(o, src, src_l, dd, port_label(o, true, 1, "diff_dst"));
-    const logical_tensor &ds = o.get_outputs()[0];
     check_same_shape(o, src, src_l, ds, port_label(o, false, 0, "diff_src"));
     const int rank = src.ndims();
     for (const auto &[lt, label] : stats) {
@@ -94,21 +92,18 @@ void check_shapes(const op &o, const logical_tensor &src, const logical_tensor &
     }
 }
 
-void check_batchnorm(const op &o) {
-    if (o.get_outputs().size() == 2)
+void check_batchnorm(const op &o, const std::vector<logical_tensor> &in,
+        const std::vector<logical_tensor> &out) {
+    if (out.size() == 2)
         fail(o, status::invalid_graph,
                 "has 2 outputs; diff_gamma and diff_beta go together: give 1 output (diff_src) "
                 "or 3 (diff_src, diff_gamma, diff_beta)");
     check_epsilon(o);
-    check_dtypes(o);
-    check_shapes(o, o.get_inputs()[0], o.get_inputs()[1], stat_ports(o));
+    check_dtypes(o, in, out);
+    check_shapes(o, in[0], in[1], out[0], stat_ports(o, in, out));
 }
 
 std::vector<dims> infer_batchnorm(const op &o, const std::vector<logical_tensor> &in) {
-    std::vector<std::pair<logical_tensor, std::string>> stats;
-    for (size_t i = 2; i < in.size(); ++i)
-        stats.push_back({in[i], port_label(o, true, i, stat_names[i - 2])});
-    check_shapes(o, in[0], in[1], stats);
     std::vector<dims> out {in[0].get_dims()};
     for (size_t i = 1; i < o.get_outputs().size(); ++i) out.push_back(in[2].get_dims());
     return out;

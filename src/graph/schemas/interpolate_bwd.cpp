@@ -29,9 +29,9 @@ const std::vector<float> *floats_attr(const op &o, A a) {
 
 // Exactly one source for the output size: the sizes attribute, the scales
 // attribute or the sizes input tensor.
-void check_size_source(const op &o) {
+void check_size_source(const op &o, size_t inputs) {
     const bool has_sizes = o.has_attr(A::sizes), has_scales = o.has_attr(A::scales);
-    const bool has_input = o.get_inputs().size() == 3;
+    const bool has_input = inputs == 3;
     const int given = int(has_sizes) + int(has_scales) + int(has_input);
     if (given == 0)
         fail(o, status::invalid_argument,
@@ -117,9 +117,8 @@ void check_list_lengths(const op &o, int spatial) {
     }
 }
 
-void check_ports(const op &o) {
-    const auto &in = o.get_inputs();
-    const logical_tensor &src = in[0], &dd = in[1], &ds = o.get_outputs()[0];
+void check_ports(const op &o, const std::vector<logical_tensor> &in, const logical_tensor &ds) {
+    const logical_tensor &src = in[0], &dd = in[1];
     const std::string src_l = port_label(o, true, 0, "src"), dd_l = port_label(o, true, 1, "diff_dst"),
                       ds_l = port_label(o, false, 0, "diff_src");
     check_dtype_in(o, src, src_l, {data_type::f32, data_type::bf16, data_type::f16});
@@ -149,6 +148,8 @@ void check_ports(const op &o) {
 
 // N and C of diff_dst equal src's; each spatial size equals the requested
 // output size (sizes attribute, or floor(in * scale)). Unknown dims skip.
+// Runs after check_ports and check_list_lengths: equal ranks, one list value
+// per spatial axis.
 void check_shapes(const op &o, const dims &src, const dims &dd) {
     if (src.empty() || dd.size() != src.size()) return;
     const int rank = int(src.size());
@@ -169,9 +170,8 @@ void check_shapes(const op &o, const dims &src, const dims &dd) {
                 fail(o, status::invalid_shape,
                         std::string(who) + " spatial axis " + std::to_string(sp[i])
                                 + " has size 0; spatial sizes must be >= 1");
-        if (!known(out)) continue;
         if (auto *s = sizes_attr(o)) {
-            if ((*s)[i] != out)
+            if (known(out) && (*s)[i] != out)
                 fail(o, status::invalid_shape,
                         dd_l + " spatial axis " + std::to_string(sp[i]) + " has size "
                                 + std::to_string(out) + " but attribute 'sizes'[" + std::to_string(i)
@@ -179,31 +179,37 @@ void check_shapes(const op &o, const dims &src, const dims &dd) {
         } else if (auto *sc = floats_attr(o, A::scales)) {
             if (!known(in)) continue;
             const int64_t want = kernels::output_size_from_scale(in, (*sc)[i]);
-            if (want != out)
+            const std::string formula = "floor(" + std::to_string(in) + " * "
+                    + list_text(std::vector<float>{(*sc)[i]}) + ")";
+            if (want < 0) // does not fit in int64
+                fail(o, status::invalid_argument,
+                        "attribute 'scales' = " + list_text(*sc) + ": scales[" + std::to_string(i)
+                                + "] gives the output size " + formula + " on spatial axis "
+                                + std::to_string(sp[i]) + ", out of range: an output size must "
+                                + "fit in int64 (at most 2^63 - 1)");
+            if (known(out) && want != out)
                 fail(o, status::invalid_shape,
                         dd_l + " spatial axis " + std::to_string(sp[i]) + " has size "
                                 + std::to_string(out) + " but the output size of 'scales'["
-                                + std::to_string(i) + "] is floor(" + std::to_string(in) + " * "
-                                + list_text(std::vector<float>{(*sc)[i]}) + ") = "
+                                + std::to_string(i) + "] is " + formula + " = "
                                 + std::to_string(want)
                                 + "; give 'sizes' instead, or a scale in [out/in, (out+1)/in)");
         }
     }
 }
 
-void check_interpolate(const op &o) {
-    check_size_source(o);
+void check_interpolate(const op &o, const std::vector<logical_tensor> &in,
+        const std::vector<logical_tensor> &out) {
+    check_size_source(o, in.size());
     check_attr_values(o);
     check_pixel_offsets(o);
-    const int rank = o.get_inputs()[0].ndims() >= 0 ? o.get_inputs()[0].ndims()
-                                                    : o.get_inputs()[1].ndims();
-    check_ports(o);
+    const int rank = in[0].ndims() >= 0 ? in[0].ndims() : in[1].ndims();
+    check_ports(o, in, out[0]);
     check_list_lengths(o, rank >= 0 ? rank - 2 : -1);
-    check_shapes(o, o.get_inputs()[0].get_dims(), o.get_inputs()[1].get_dims());
+    check_shapes(o, in[0].get_dims(), in[1].get_dims());
 }
 
-std::vector<dims> infer_interpolate(const op &o, const std::vector<logical_tensor> &in) {
-    check_shapes(o, in[0].get_dims(), in[1].get_dims());
+std::vector<dims> infer_interpolate(const op &, const std::vector<logical_tensor> &in) {
     return {in[0].get_dims()};
 }
 
