@@ -74,7 +74,10 @@ struct literal_channel {
 } // namespace
 
 void run_bn_plan(const bn_plan &p, const backends::buffer_map &b) {
-    if (p.K == 0) return;
+    if (p.empty) {
+        for (const core::tensor_desc &t : p.zeroed) core::store_zeros(t, b.at(t.id));
+        return;
+    }
     auto stat = [&](size_t id, data_type dt, const std::vector<int64_t> &off, int64_t k) {
         return core::load_as_double(b.at(id), dt, off[size_t(k)]);
     };
@@ -149,13 +152,11 @@ void run_bn_plan(const bn_plan &p, const backends::buffer_map &b) {
         db[size_t(k)] = t1;
         s2[size_t(k)] = t2;
     };
-    const bool empty = p.A * p.B == 0;
-
     if (p.global_stats) {
         // diff_src = gamma * inv * diff_dst needs no sums: coefficients first,
         // then one sweep that writes diff_src (and sums when they are outputs).
         for (size_t k = 0; k < K; ++k) finish_channel(k);
-        if (need_sums && !empty) {
+        if (need_sums) {
             tbb::parallel_for(tbb::blocked_range<int64_t>(0, items), [&](const tbb::blocked_range<int64_t> &r) {
                 sums(p, d, cf.mean.data(), partial.data(), r.begin(), r.end(), &cf);
             });
@@ -167,7 +168,7 @@ void run_bn_plan(const bn_plan &p, const backends::buffer_map &b) {
             tbb::parallel_for(tbb::blocked_range<int64_t>(0, p.planar ? p.A * p.K : p.A),
                     [&](const tbb::blocked_range<int64_t> &r) { upd(p, d, cf, r.begin(), r.end()); });
         }
-    } else if (p.planar && p.K >= 8 && !empty) {
+    } else if (p.planar && p.K >= 8) {
         // NCX training with enough channels: both passes of a channel (short
         // rows: of a group of channels, see channels_per_task) in one task, so
         // its src and diff_dst are read again from the cache (L3) rather than
@@ -209,14 +210,12 @@ void run_bn_plan(const bn_plan &p, const backends::buffer_map &b) {
             });
         }
     } else {
-        if (!empty) {
-            tbb::parallel_for(tbb::blocked_range<int64_t>(0, items), [&](const tbb::blocked_range<int64_t> &r) {
-                sums(p, d, cf.mean.data(), partial.data(), r.begin(), r.end());
-            });
-            tbb::parallel_for(tbb::blocked_range<int64_t>(0, p.K, 16), [&](const tbb::blocked_range<int64_t> &r) {
-                for (int64_t k = r.begin(); k < r.end(); ++k) combine(k);
-            });
-        }
+        tbb::parallel_for(tbb::blocked_range<int64_t>(0, items), [&](const tbb::blocked_range<int64_t> &r) {
+            sums(p, d, cf.mean.data(), partial.data(), r.begin(), r.end());
+        });
+        tbb::parallel_for(tbb::blocked_range<int64_t>(0, p.K, 16), [&](const tbb::blocked_range<int64_t> &r) {
+            for (int64_t k = r.begin(); k < r.end(); ++k) combine(k);
+        });
         for (size_t k = 0; k < K; ++k) finish_channel(k);
         tbb::parallel_for(tbb::blocked_range<int64_t>(0, p.planar ? p.A * p.K : p.A),
                 [&](const tbb::blocked_range<int64_t> &r) { upd(p, d, cf, r.begin(), r.end()); });

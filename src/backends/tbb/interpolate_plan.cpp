@@ -20,6 +20,13 @@ std::string make_interp_plan(const core::interpolate_bwd_problem &p, interp_plan
         return std::string("data type ") + to_string(dd.dt) + " is not supported";
     const int nsp = int(p.spatial_axes.size());
     if (nsp < 1 || nsp > 4) return "1 to 4 spatial axes are supported";
+    if (ds.element_count() == 0 || dd.element_count() == 0) {
+        if (ds.element_count() != 0) return "diff_dst is empty but diff_src is not"; // refused at add_op
+        interp_plan q;
+        q.empty = true;
+        plan = std::move(q);
+        return {};
+    }
     const int last = nsp - 1, c_axis = p.channel_axis, w_axis = p.spatial_axes[size_t(last)];
     const int64_t C = dd.shape[size_t(c_axis)];
 

@@ -32,6 +32,9 @@
 namespace bpg::tbb_backend {
 
 struct interp_plan {
+    // N or C is 0 (spatial sizes are >= 1): diff_src is empty, nothing runs
+    // and nothing below is filled.
+    bool empty = false;
     data_type dt = data_type::f32;
     bool vector_mode = false;
     int nsp = 0;                             // spatial axes, outermost first

@@ -381,8 +381,8 @@ BPG_CLONES void run_tasks_f16(const interp_plan &p, const void *dd, void *ds, in
 } // namespace
 
 void run_interp_plan(const interp_plan &p, const void *diff_dst, void *diff_src) {
+    if (p.empty) return;
     const int64_t planes = p.n_count * p.c_count;
-    if (planes == 0 || p.in[0] == 0) return;
     const int64_t units = (p.in[0] + p.split_unit - 1) / p.split_unit; // what a task split may cut
     // Enough tasks for every thread even when planes are few (NXC with N = 1);
     // the split never changes results (see interpolate_plan.hpp).
