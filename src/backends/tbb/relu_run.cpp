@@ -9,6 +9,7 @@
 #include "backends/tbb/convert_rows.hpp"
 #include "backends/tbb/kernel_attributes.hpp"
 #include "backends/tbb/nontemporal.hpp"
+#include "core/allocate.hpp"
 
 namespace bpg::tbb_backend {
 
@@ -19,7 +20,7 @@ namespace {
 // stride x next extent): a dense tensor, in any layout the three share, is
 // one axis. Innermost last; strides in elements of input, diff_dst, diff_src.
 struct merged_axes {
-    std::vector<int64_t> extent, sx, sg, sy;
+    core::checked_vector<int64_t> extent, sx, sg, sy;
     int64_t rows = 1; // product of all extents but the innermost
     int64_t inner() const { return extent.back(); }
 };
