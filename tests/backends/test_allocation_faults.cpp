@@ -44,7 +44,7 @@ std::vector<kind_case> cases() {
             {PK::bn_diff_src, {2, 16, 8, 8}, false, f32},
             {PK::relu_into_bn_src, {2, 8, 8, 32}, true, f32},           // the ReLU mask
             {PK::relu_into_bn_diff_dst, {2, 16, 8, 8}, false, f32},
-            {PK::relu_into_bn_src, {8, 16, 128, 128}, false, f32},      // kept ReLU decisions
+            {PK::relu_into_bn_src, {16, 16, 128, 128}, false, f32},     // kept ReLU decisions
     };
 }
 
