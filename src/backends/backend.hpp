@@ -21,7 +21,7 @@ using op_problem = std::variant<core::interpolate_bwd_problem, core::bn_bwd_prob
 struct partition_problem {
     std::string pattern;                     // e.g. "relu_bwd+bn_bwd"
     std::vector<op_problem> ops;             // in execution order
-    std::vector<core::tensor_desc> internal; // produced and consumed inside (executor allocates)
+    std::vector<core::tensor_desc> internal; // produced and consumed inside (a kernel that stores them allocates them)
 };
 
 using buffer_map = std::unordered_map<size_t, void *>; // tensor id -> buffer
@@ -29,7 +29,7 @@ using buffer_map = std::unordered_map<size_t, void *>; // tensor id -> buffer
 class kernel {
 public:
     virtual ~kernel() = default;
-    // Every port and internal tensor of the partition is in buffers.
+    // Every port of the partition is in buffers (not its internal tensors).
     virtual void execute(const buffer_map &buffers) const = 0;
 };
 

@@ -71,4 +71,9 @@ template <typename F> void for_each_index(const dims &shape, const dims &strides
     }
 }
 
+// Writes +0 to every element of t (nothing when it has none).
+inline void store_zeros(const tensor_desc &t, void *base) {
+    for_each_index(t.shape, t.strides, [&](const dims &, int64_t off) { store_from_double(base, t.dt, off, 0.0); });
+}
+
 } // namespace bpg::core

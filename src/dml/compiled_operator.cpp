@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <tuple>
 
+#include "core/allocate.hpp"
 #include "dml/dml_internal.hpp"
 #include "kernels/dtype_convert.hpp"
 
@@ -35,15 +36,17 @@ template <typename F> void for_each_element(const dims &sizes, const dims &strid
     }
 }
 
-std::vector<float> widen(const binding &b, const void *p) {
-    std::vector<float> dense(size_t(b.lt.element_count()));
+// f16 tensors staged as dense f32 for the bpg partition (core::allocate:
+// out of memory is bpg::error before anything is written).
+core::checked_vector<float> widen(const binding &b, const void *p) {
+    core::checked_vector<float> dense(size_t(b.lt.element_count()));
     const auto *h = static_cast<const uint16_t *>(p);
     for_each_element(b.dml_sizes, b.dml_strides,
             [&](int64_t n, int64_t off) { dense[size_t(n)] = kernels::f16_to_f32(h[off]); });
     return dense;
 }
 
-void narrow(const binding &b, const std::vector<float> &dense, void *p) {
+void narrow(const binding &b, const core::checked_vector<float> &dense, void *p) {
     auto *h = static_cast<uint16_t *>(p);
     for_each_element(b.dml_sizes, b.dml_strides,
             [&](int64_t n, int64_t off) { h[off] = kernels::f32_to_f16(dense[size_t(n)]); });
@@ -96,7 +99,7 @@ void compiled_operator::execute(const std::vector<const void *> &inputs, const s
     static const float never_read[2] = {0.f, 0.f};
     for (const logical_tensor &lt : op.shape_only_inputs)
         in_tensors.emplace_back(lt, eng, const_cast<float *>(never_read));
-    std::vector<std::vector<float>> staged_in, staged_out(op.outputs.size());
+    std::vector<core::checked_vector<float>> staged_in, staged_out(op.outputs.size());
     staged_in.reserve(op.inputs.size());
     for (size_t i = 0; i < op.inputs.size(); ++i) {
         const binding &b = op.inputs[i];

@@ -2,6 +2,7 @@
 // execute (pointers, aliasing, runtime sizes values), then run the kernel.
 #include <cstring>
 #include <memory>
+#include <new>
 
 #include "core/verbose.hpp"
 #include "graph/graph_internal.hpp"
@@ -163,17 +164,16 @@ void compiled_partition::execute(const stream &s, const std::vector<tensor> &inp
     check_no_aliasing(cp, in_ranges, out_ranges);
     check_runtime_sizes(cp, buffers);
 
-    // Tensors internal to a fused partition live for this call only, so
-    // concurrent executes of one compiled partition never share them.
-    std::vector<std::unique_ptr<char[]>> scratch;
-    for (const core::tensor_desc &d : cp.problem.internal) {
-        const size_t bytes = size_t(d.element_count()) * size_of(d.dt);
-        scratch.emplace_back(new char[bytes > 0 ? bytes : 1]);
-        buffers[d.id] = scratch.back().get();
-    }
+    // Tensors internal to a fused partition are the kernel's business: the
+    // fused tbb kernel never stores them, the ref kernel allocates its own.
     const bool verbose = get_verbose() >= 1;
     const double start_ms = verbose ? core::verbose_now_ms() : 0.0;
-    cp.kernel->execute(buffers);
+    try {
+        cp.kernel->execute(buffers);
+    } catch (const std::bad_alloc &) {
+        // Small bookkeeping outside core::allocate (containers, oneTBB tasks).
+        throw error(status::out_of_memory, label(cp) + ": out of memory");
+    }
     if (verbose)
         core::verbose_print("exec," + cp.verbose_fields + "," + std::to_string(core::verbose_now_ms() - start_ms));
 }

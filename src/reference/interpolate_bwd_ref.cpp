@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bpg/status.hpp"
+#include "core/allocate.hpp"
 #include "kernels/interp_coords.hpp"
 #include "reference/reference.hpp"
 
@@ -24,9 +25,9 @@ struct tap {
 // Taps of one output index on one axis: nearest uses only the first.
 using output_taps = std::array<tap, 2>;
 
-std::vector<output_taps> axis_taps(const core::interpolate_bwd_problem &p,
+core::checked_vector<output_taps> axis_taps(const core::interpolate_bwd_problem &p,
         const kernels::axis_map &m) {
-    std::vector<output_taps> table(size_t(m.out));
+    core::checked_vector<output_taps> table(size_t(m.out));
     for (int64_t o = 0; o < m.out; ++o) {
         const kernels::source_coord s = kernels::source_coordinate(m, o);
         output_taps &t = table[size_t(o)];
@@ -71,7 +72,7 @@ void interpolate_bwd(const core::interpolate_bwd_problem &p, const void *diff_ds
         void *diff_src) {
     check_consistent(p);
     const size_t nsp = p.spatial_axes.size();
-    std::vector<std::vector<output_taps>> tables;
+    core::checked_vector<core::checked_vector<output_taps>> tables;
     for (size_t k = 0; k < nsp; ++k) tables.push_back(axis_taps(p, p.axes[k]));
     const int taps_per_axis = p.mode == core::interp_mode::nearest ? 1 : 2;
     int64_t combos = 1;
@@ -80,7 +81,7 @@ void interpolate_bwd(const core::interpolate_bwd_problem &p, const void *diff_ds
     // Accumulate in f64 into a dense buffer shaped like diff_src: every input
     // element starts at 0, so inputs no output reads end up 0.
     const dims acc_strides = dense_strides(p.diff_src.shape);
-    std::vector<double> acc(size_t(p.diff_src.element_count()), 0.0);
+    core::checked_vector<double> acc(size_t(p.diff_src.element_count()), 0.0);
 
     core::for_each_index(p.diff_dst.shape, p.diff_dst.strides,
             [&](const dims &idx, int64_t off) {

@@ -1,6 +1,7 @@
 // DML_BATCH_NORMALIZATION_GRAD / _TRAINING_GRAD: the formulas of the DirectML
 // document, and the mapping to BatchNormTrainingBackprop checked bit for bit
 // against the same op built directly through the graph API.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -8,7 +9,9 @@
 
 #include "bpg/bpg.hpp"
 #include "bpg/dml.hpp"
+#include "core/allocate.hpp"
 #include "dml/dml_tensor.hpp"
+#include "support/expect_error.hpp"
 
 namespace bpg::test {
 namespace {
@@ -126,6 +129,25 @@ template <typename Desc> void check_mapping(bool training) {
         expect_same_bits(s.t[6].values(), want[1], "OutputScaleGradientTensor");
         expect_same_bits(s.t[7].values(), want[2], "OutputBiasGradientTensor");
     }
+}
+
+// FLOAT16 statistics are staged as f32 for the partition: those copies are
+// taken through core::allocate before anything is written. Requests over
+// 16 KB fail here, which only the 32 KB copies of 8192 statistics make (the
+// ref backend takes nothing that large for one op).
+TEST(DmlBatchNormGrad, HalfStatisticsStagingRunsOutOfMemoryCleanly) {
+    bn_setup s(tensor_data_type::float16, {2, 8192, 1, 1}, {1, 8192, 1, 1});
+    compile_options opts;
+    opts.backend = backend_kind::ref;
+    const dml::compiled_operator op = dml::compile(s.desc<dml::batch_normalization_grad_operator_desc>(), opts);
+    for (size_t i = 5; i < 8; ++i) std::fill(s.t[i].storage.begin(), s.t[i].storage.end(), 0xA5A5A5A5u);
+    const std::vector<dml_tensor> before(s.t.begin() + 5, s.t.end());
+    core::test_allocation_faults().fail_over = 16 << 10;
+    expect_error([&] { op.execute(s.inputs(), s.outputs()); }, status::out_of_memory, {"out of memory", "bytes"});
+    core::test_allocation_faults().fail_over = 0;
+    for (size_t i = 5; i < 8; ++i) EXPECT_EQ(s.t[i].storage, before[i - 5].storage) << "output " << i << " was written";
+    op.execute(s.inputs(), s.outputs());
+    EXPECT_NE(s.t[5].storage, before[0].storage);
 }
 
 TEST(DmlBatchNormGrad, MappingMatchesTheGraphOpBitForBit) {

@@ -5,6 +5,7 @@
 
 #include "backends/dnnl/dnnl_common.hpp"
 #include "backends/dnnl/primitive_cache.hpp"
+#include "core/allocate.hpp"
 
 namespace bpg::backends::dnnl_impl {
 namespace {
@@ -186,7 +187,7 @@ public:
                 args[DNNL_ARG_DIFF_SHIFT] = stat_memory(pl_.channels, b.at(p_.diff_beta->id));
                 break;
             case bn_lowering::scale_only: {
-                thread_local std::vector<float> unused_diff_scale;
+                thread_local core::checked_vector<float> unused_diff_scale;
                 unused_diff_scale.resize(size_t(pl_.channels));
                 args[DNNL_ARG_SCALE] = stat_memory(pl_.channels, b.at(p_.gamma->id));
                 args[DNNL_ARG_DIFF_SCALE] = stat_memory(pl_.channels, unused_diff_scale.data());

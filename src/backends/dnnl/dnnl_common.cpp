@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "bpg/status.hpp"
+#include "core/allocate.hpp"
 
 namespace bpg::backends::dnnl_impl {
 
@@ -62,22 +63,25 @@ void execute_on_cpu(const dnnl::primitive &p, std::unordered_map<int, dnnl::memo
         // One buffer per calling thread: two concurrent executions never
         // share it, and a thread's repeated calls do not allocate. 64-byte
         // aligned as oneDNN's own allocations are.
-        thread_local std::unique_ptr<std::uint8_t[]> buffer;
+        thread_local core::aligned_buffer buffer;
         thread_local size_t capacity = 0;
         if (capacity < bytes) {
-            buffer.reset(new std::uint8_t[bytes + 64]);
+            buffer.reset();
+            capacity = 0;
+            buffer = core::allocate(bytes, "the oneDNN scratchpad");
             capacity = bytes;
         }
-        void *aligned = reinterpret_cast<void *>(
-                (reinterpret_cast<std::uintptr_t>(buffer.get()) + 63) & ~std::uintptr_t(63));
-        args[DNNL_ARG_SCRATCHPAD] = dnnl::memory(scratchpad_md, cpu_engine(), aligned);
+        args[DNNL_ARG_SCRATCHPAD] = dnnl::memory(scratchpad_md, cpu_engine(), buffer.get());
     }
     try {
         dnnl::stream s(cpu_engine());
         p.execute(s, args);
         s.wait();
     } catch (const dnnl::error &e) {
-        throw error(status::runtime_error, std::string("oneDNN primitive execution failed: ") + e.what());
+        // oneDNN's own allocations (memory objects, stream) cannot go through
+        // core::allocate; their failure at least keeps its status.
+        throw error(e.status == dnnl_out_of_memory ? status::out_of_memory : status::runtime_error,
+                std::string("oneDNN primitive execution failed: ") + e.what());
     }
 }
 

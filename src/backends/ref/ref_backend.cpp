@@ -1,8 +1,10 @@
 // The reference backend: runs each op of a partition with the naive f64
 // kernels of src/reference, in order. A fused partition runs op by op through
-// the executor's internal buffers: the reference defines results, not speed.
+// buffers of its internal tensors, allocated per call before any op runs (so
+// concurrent calls never share them): the reference defines results, not speed.
 #include "backends/ref/ref_backend.hpp"
 
+#include "core/allocate.hpp"
 #include "reference/reference.hpp"
 
 namespace bpg::backends {
@@ -33,7 +35,15 @@ class ref_kernel : public kernel {
 public:
     explicit ref_kernel(partition_problem p) : p_(std::move(p)) {}
     void execute(const buffer_map &buffers) const override {
-        for (const op_problem &op : p_.ops) std::visit(op_runner {buffers}, op);
+        buffer_map b = buffers;
+        core::checked_vector<core::aligned_buffer> internal;
+        internal.reserve(p_.internal.size());
+        for (const core::tensor_desc &d : p_.internal) {
+            internal.push_back(core::allocate(size_t(d.element_count()) * size_of(d.dt),
+                    "internal tensor " + std::to_string(d.id) + " of " + p_.pattern));
+            b[d.id] = internal.back().get();
+        }
+        for (const op_problem &op : p_.ops) std::visit(op_runner {b}, op);
     }
 
 private:

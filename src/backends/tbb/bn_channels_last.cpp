@@ -104,8 +104,8 @@ BPG_ALWAYS_INLINE void sums_vector(const bn_plan &p, const data &d, const float 
         const coeffs *global = nullptr) {
     if constexpr (std::is_same_v<T, float> && F != bn_fusion::none)
         if (d.relu_mask) {
-            std::vector<float> sums(size_t(2 * lanes * relu_mask_words(p.K)));
-            float *s1 = sums.data(), *s2 = s1 + sums.size() / 2;
+            const auto work = d.work->borrow();
+            float *s1 = work->sums.get(), *s2 = s1 + lanes * relu_mask_words(p.K);
             for (int64_t c = c0; c < c1; ++c) {
                 relu_mask_sums(d.mask_rows, mean, c * vector_chunk, std::min(p.A, (c + 1) * vector_chunk), d.relu_mask,
                         s1, s2);
@@ -129,8 +129,8 @@ BPG_ALWAYS_INLINE void sums_vector(const bn_plan &p, const data &d, const float 
         return;
     }
     const reader<T, F> rd(d);
-    std::unique_ptr<float[]> acc(new float[size_t(2 * p.K)]);
-    float *s1 = acc.get(), *s2 = acc.get() + p.K;
+    const auto work = d.work->borrow();
+    float *s1 = work->sums.get(), *s2 = s1 + p.K;
     const bool any_avx512 = !fits_blocks(p.K) && p.K >= lanes && has_avx512f();
     for (int64_t c = c0; c < c1; ++c) {
         if (global && d.nontemporal && p.ds.a == p.K && fits_blocks(p.K)
@@ -138,7 +138,7 @@ BPG_ALWAYS_INLINE void sums_vector(const bn_plan &p, const data &d, const float 
             global_sums_streamed<T, F>(p, d, mean, *global, partial, c);
             continue;
         }
-        for (int64_t k = 0; k < 2 * p.K; ++k) acc[size_t(k)] = 0.f;
+        for (int64_t k = 0; k < 2 * p.K; ++k) s1[k] = 0.f;
         const int64_t a0 = c * vector_chunk, a1 = std::min(p.A, (c + 1) * vector_chunk);
         // Global stats write diff_src rows here; staged as one run when they
         // follow each other in memory, or with the AVX-512 loads, rows of

@@ -17,6 +17,8 @@
 #include "backends/tbb/convert_rows.hpp"
 #include "backends/tbb/kernel_attributes.hpp"
 #include "backends/tbb/prefetch.hpp"
+#include "backends/tbb/task_pool.hpp"
+#include "core/allocate.hpp"
 #include "kernels/bn_math.hpp"
 
 namespace bpg::tbb_backend::bn {
@@ -30,12 +32,19 @@ typedef uint16_t u16x16 __attribute__((vector_size(32)));
 typedef uint16_t u16x32 __attribute__((vector_size(64)));
 
 // Data pointers of one execute (typed by the kernels that read them).
+// What a task of pass 1 works in, made before the run (task_pool.hpp).
+struct task_memory {
+    core::array<float> sums;      // channels-last: 2 * max(K, lanes * relu_mask_words(K)) floats
+    core::array<uint16_t> passed; // planar, ReLU decisions kept: A * (B / lanes)
+};
+
 struct data {
     const void *src = nullptr, *dd = nullptr, *relu_in = nullptr, *relu_dd = nullptr;
     void *ds = nullptr;
     bool nontemporal = false; // diff_src is large: write it past the caches
     uint16_t *relu_mask = nullptr; // see bn_relu_mask.hpp: set when that path runs
     relu_mask_rows mask_rows {};    // its tensors
+    const task_pool<task_memory> *work = nullptr;
 };
 
 // The values BN sees, with a fused ReLUBackprop computed on the fly.
@@ -75,7 +84,7 @@ BPG_ALWAYS_INLINE int64_t at(const bn_view &v, int64_t a, int64_t k, int64_t b) 
 
 // Per-channel coefficients of pass 2: ds = a*dd + c2*(src - mean) + c0.
 struct coeffs {
-    std::vector<float> mean, a, c2, c0;
+    core::checked_vector<float> mean, a, c2, c0;
 };
 
 // 16 consecutive elements (channels, or of a planar row) of diff_dst (g) and

@@ -63,6 +63,14 @@ std::string make_bn_plan(const backends::partition_problem &p, bn_plan &plan) {
         q.relu_in_id = relu->input.id;
         q.relu_dd_id = relu->diff_dst.id;
     }
+    if (bn->src.element_count() == 0) {
+        // Decided here, before the [A, K, B] view below, which leaves out
+        // extent-1 axes and would take a 0 axis for one.
+        q.empty = true;
+        if (bn->diff_gamma) q.zeroed = {*bn->diff_gamma, *bn->diff_beta};
+        plan = std::move(q);
+        return {};
+    }
     // The tensors the kernel reads or writes (a fused intermediate is neither).
     struct viewed { const core::tensor_desc *t; bn_view *v; };
     std::vector<viewed> tensors {{&bn->diff_src, &q.ds}};

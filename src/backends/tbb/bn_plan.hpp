@@ -28,6 +28,11 @@ enum class bn_fusion { none, relu_into_src, relu_into_dd };
 struct bn_view { int64_t a = 0, k = 0, b = 0; }; // element strides of A, K, B
 
 struct bn_plan {
+    // A 0 axis in the data: no pass runs, diff_src is empty, and diff_gamma
+    // and diff_beta (sums over no element) are set to 0, the tensors in
+    // `zeroed` (docs/ops/batchnorm_training_backprop.md). Nothing below is filled.
+    bool empty = false;
+    std::vector<core::tensor_desc> zeroed;
     data_type dt = data_type::f32;
     bool planar = true;
     int64_t A = 1, K = 1, B = 1;

@@ -75,7 +75,10 @@ struct literal_channel {
 } // namespace
 
 void run_bn_plan(const bn_plan &p, const backends::buffer_map &b) {
-    if (p.K == 0) return;
+    if (p.empty) {
+        for (const core::tensor_desc &t : p.zeroed) core::store_zeros(t, b.at(t.id));
+        return;
+    }
     auto stat = [&](size_t id, data_type dt, const std::vector<int64_t> &off, int64_t k) {
         return core::load_as_double(b.at(id), dt, off[size_t(k)]);
     };
@@ -88,7 +91,7 @@ void run_bn_plan(const bn_plan &p, const backends::buffer_map &b) {
     }
     d.ds = b.at(p.ds_id);
     d.nontemporal = p.A * p.K * p.B * int64_t(size_of(p.dt)) >= size_threshold(nontemporal_min_bytes);
-    std::unique_ptr<uint16_t[]> relu_mask;
+    core::array<uint16_t> relu_mask;
     const bool into_src = p.fusion == bn_fusion::relu_into_src;
     // Channels-last with a fused ReLU keeps its decisions as bits (see
     // bn_relu_mask.hpp) where rows are whole: pass 2 then reads two tensors
@@ -96,14 +99,16 @@ void run_bn_plan(const bn_plan &p, const backends::buffer_map &b) {
     if (p.dt == data_type::f32 && p.fusion != bn_fusion::none && !p.planar && !p.global_stats && p.K >= bn::lanes
             && p.relu_in.a == p.K && p.relu_dd.a == p.K && (into_src ? p.dd.a : p.src.a) == p.K && p.ds.a == p.K
             && relu_mask_available()) {
-        relu_mask.reset(new uint16_t[size_t(p.A * relu_mask_words(p.K))]);
+        relu_mask = core::allocate_array<uint16_t>(size_t(p.A * relu_mask_words(p.K)), "the ReLU mask");
         d.relu_mask = relu_mask.get();
         d.mask_rows = {static_cast<const float *>(d.relu_in), static_cast<const float *>(d.relu_dd),
                 static_cast<const float *>(into_src ? d.dd : d.src), into_src, p.K};
     }
 
     const size_t K = size_t(p.K);
-    std::vector<double> mean(K), inv(K), gamma(K, 1.0), db(K, 0.0), s2(K, 0.0), dg(K, 0.0);
+    // All memory of the run is taken here, before any output is written.
+    using doubles = core::checked_vector<double>;
+    doubles mean(K), inv(K), gamma(K, 1.0), db(K, 0.0), s2(K, 0.0), dg(K, 0.0);
     coeffs cf;
     cf.mean.resize(K), cf.a.resize(K), cf.c2.resize(K), cf.c0.resize(K);
     for (int64_t k = 0; k < p.K; ++k) {
@@ -114,7 +119,7 @@ void run_bn_plan(const bn_plan &p, const backends::buffer_map &b) {
     }
     const literal_channel lit {p, b};
     const bool need_sums = !p.global_stats || p.has_diff_stats;
-    std::vector<char> literal(K, 0);
+    core::checked_vector<char> literal(K, 0);
 
     // The results and pass-2 coefficients of channel k from its sums, in
     // double: one function for every schedule below, so they agree bit for bit.
@@ -137,7 +142,15 @@ void run_bn_plan(const bn_plan &p, const backends::buffer_map &b) {
     // Chunk partials -> channel sums, in a fixed order (the same for every schedule).
     const int64_t items = p.planar ? p.K * p.A : (p.A + bn::vector_chunk - 1) / bn::vector_chunk;
     const int64_t per_item = p.planar ? (p.B + bn::planar_chunk - 1) / bn::planar_chunk : p.K;
-    std::vector<double> partial(need_sums ? size_t(2 * items * per_item) : 0);
+    doubles partial(need_sums ? size_t(2 * items * per_item) : 0);
+    const bool keep_decisions = p.planar && bn::keeps_relu_decisions(p, d);
+    const task_pool<bn::task_memory> work(std::max(items, p.K), [&] {
+        return bn::task_memory {
+                core::allocate_array<float>(p.planar ? 0 : size_t(2 * std::max(p.K, bn::lanes * relu_mask_words(p.K))),
+                        "BN working memory"),
+                core::allocate_array<uint16_t>(keep_decisions ? size_t(p.A * (p.B / bn::lanes)) : 0, "the ReLU decisions")};
+    });
+    d.work = &work;
     auto combine = [&](int64_t k) {
         double t1 = 0, t2 = 0;
         if (p.planar) {
@@ -150,13 +163,11 @@ void run_bn_plan(const bn_plan &p, const backends::buffer_map &b) {
         db[size_t(k)] = t1;
         s2[size_t(k)] = t2;
     };
-    const bool empty = p.A * p.B == 0;
-
     if (p.global_stats) {
         // diff_src = gamma * inv * diff_dst needs no sums: coefficients first,
         // then one sweep that writes diff_src (and sums when they are outputs).
         for (size_t k = 0; k < K; ++k) finish_channel(k);
-        if (need_sums && !empty) {
+        if (need_sums) {
             parallel_tasks(tbb::blocked_range<int64_t>(0, items), [&](const tbb::blocked_range<int64_t> &r) {
                 sums(p, d, cf.mean.data(), partial.data(), r.begin(), r.end(), &cf);
             });
@@ -168,7 +179,7 @@ void run_bn_plan(const bn_plan &p, const backends::buffer_map &b) {
             parallel_tasks(tbb::blocked_range<int64_t>(0, p.planar ? p.A * p.K : p.A),
                     [&](const tbb::blocked_range<int64_t> &r) { upd(p, d, cf, r.begin(), r.end()); });
         }
-    } else if (p.planar && p.K >= 8 && !empty) {
+    } else if (p.planar && p.K >= 8) {
         // NCX training with enough channels: both passes of a channel (short
         // rows: of a group of channels, see channels_per_task) in one task, so
         // its src and diff_dst are read again from the cache (L3) rather than
@@ -195,29 +206,27 @@ void run_bn_plan(const bn_plan &p, const backends::buffer_map &b) {
                 }
             });
         } else {
-            const bool keep_decisions = bn::keeps_relu_decisions(p, d);
             parallel_tasks(tbb::blocked_range<int64_t>(0, p.K, 1), [&](const tbb::blocked_range<int64_t> &r) {
-                std::vector<uint16_t> passed(keep_decisions ? size_t(p.A * (p.B / bn::lanes)) : 0);
+                const auto task = work.borrow();
+                uint16_t *passed = task->passed.get();
                 for (int64_t k = r.begin(); k < r.end(); ++k) {
-                    if (keep_decisions) bn::relu_passed_sums(p, d, cf.mean.data(), partial.data(), k, passed.data());
+                    if (keep_decisions) bn::relu_passed_sums(p, d, cf.mean.data(), partial.data(), k, passed);
                     else sums(p, d, cf.mean.data(), partial.data(), k * p.A, (k + 1) * p.A);
                     combine(k);
                     finish_channel(size_t(k));
                     if (literal[size_t(k)]) continue;
-                    if (keep_decisions) bn::relu_passed_update(p, d, cf, k, passed.data());
+                    if (keep_decisions) bn::relu_passed_update(p, d, cf, k, passed);
                     else bn::planar_update_channel(p, d, cf, k);
                 }
             });
         }
     } else {
-        if (!empty) {
-            parallel_tasks(tbb::blocked_range<int64_t>(0, items), [&](const tbb::blocked_range<int64_t> &r) {
-                sums(p, d, cf.mean.data(), partial.data(), r.begin(), r.end());
-            });
-            parallel_tasks(tbb::blocked_range<int64_t>(0, p.K, 16), [&](const tbb::blocked_range<int64_t> &r) {
-                for (int64_t k = r.begin(); k < r.end(); ++k) combine(k);
-            });
-        }
+        parallel_tasks(tbb::blocked_range<int64_t>(0, items), [&](const tbb::blocked_range<int64_t> &r) {
+            sums(p, d, cf.mean.data(), partial.data(), r.begin(), r.end());
+        });
+        parallel_tasks(tbb::blocked_range<int64_t>(0, p.K, 16), [&](const tbb::blocked_range<int64_t> &r) {
+            for (int64_t k = r.begin(); k < r.end(); ++k) combine(k);
+        });
         for (size_t k = 0; k < K; ++k) finish_channel(k);
         parallel_tasks(tbb::blocked_range<int64_t>(0, p.planar ? p.A * p.K : p.A),
                 [&](const tbb::blocked_range<int64_t> &r) { upd(p, d, cf, r.begin(), r.end()); });

@@ -13,6 +13,22 @@ namespace {
 // (or when the axis has one element, so its stride never matters).
 bool unit(int64_t stride, int64_t size) { return stride == 1 || size <= 1; }
 
+// The most outputs of g that `batch` consecutive inputs read, from the first
+// to the last (kernels::axis_gather::first_output / end_output), in O(in).
+int64_t most_outputs_of_a_batch(const kernels::axis_gather &g, int64_t batch) {
+    const size_t n = size_t(g.in);
+    std::vector<int64_t> next(n + 1, g.in), prev(n + 1, -1); // nearest input with taps at/after i, before i
+    for (size_t i = n; i-- > 0;) next[i] = g.begin[i] != g.begin[i + 1] ? int64_t(i) : next[i + 1];
+    for (size_t i = 1; i <= n; ++i) prev[i] = g.begin[i - 1] != g.begin[i] ? int64_t(i) - 1 : prev[i - 1];
+    int64_t most = 0;
+    for (int64_t i = 0; i < g.in; ++i) {
+        const int64_t i1 = std::min(g.in, i + batch), a = next[size_t(i)], b = prev[size_t(i1)];
+        if (a >= i1) continue;
+        most = std::max(most, g.output[size_t(g.begin[size_t(b) + 1] - 1)] + 1 - g.output[size_t(g.begin[size_t(a)])]);
+    }
+    return most;
+}
+
 } // namespace
 
 std::string make_interp_plan(const core::interpolate_bwd_problem &p, interp_plan &plan) {
@@ -21,6 +37,13 @@ std::string make_interp_plan(const core::interpolate_bwd_problem &p, interp_plan
         return std::string("data type ") + to_string(dd.dt) + " is not supported";
     const int nsp = int(p.spatial_axes.size());
     if (nsp < 1 || nsp > 4) return "1 to 4 spatial axes are supported";
+    if (ds.element_count() == 0 || dd.element_count() == 0) {
+        if (ds.element_count() != 0) return "diff_dst is empty but diff_src is not"; // refused at add_op
+        interp_plan q;
+        q.empty = true;
+        plan = std::move(q);
+        return {};
+    }
     const int last = nsp - 1, c_axis = p.channel_axis, w_axis = p.spatial_axes[size_t(last)];
     const int64_t C = dd.shape[size_t(c_axis)];
 
@@ -83,8 +106,10 @@ std::string make_interp_plan(const core::interpolate_bwd_problem &p, interp_plan
         if (nsp == 1) q.split_unit = 16;
     }
     const std::vector<uint8_t> &sym4 = q.grouped[0].sym4;
-    if (!q.vector_mode && nsp == 2) q.level0_batch = q.inner_rows.stride2 ? 8 : q.in[0];
-    else if (std::find(sym4.begin(), sym4.end(), 1) != sym4.end()) q.level0_batch = 4;
+    if (!q.vector_mode && nsp == 2) {
+        q.level0_batch = q.inner_rows.stride2 ? 8 : q.in[0];
+        if (q.dt != data_type::f32) q.batch_rows = most_outputs_of_a_batch(q.axes[0], q.level0_batch);
+    } else if (std::find(sym4.begin(), sym4.end(), 1) != sym4.end()) q.level0_batch = 4;
     q.fused_runs = q.vector_mode && nsp >= 2 && q.dt == data_type::f32
             && run_sum_gather_available(q.grouped[size_t(last)], q.run);
     if (q.fused_runs && nsp == 2) q.level0_batch = 1;

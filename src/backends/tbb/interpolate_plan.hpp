@@ -32,6 +32,9 @@
 namespace bpg::tbb_backend {
 
 struct interp_plan {
+    // N or C is 0 (spatial sizes are >= 1): diff_src is empty, nothing runs
+    // and nothing below is filled.
+    bool empty = false;
     data_type dt = data_type::f32;
     bool vector_mode = false;
     int nsp = 0;                             // spatial axes, outermost first
@@ -63,6 +66,9 @@ struct interp_plan {
     // by neighbours loaded once; 2x trilinear NCX -21%, where 2 and 8 were
     // slower), else 1 (each slice goes on to the next level while in cache).
     int64_t level0_batch = 1;
+    // Planar 2-D 16-bit: the most diff_dst rows one such batch reads (its
+    // f32 tile, allocated before the run).
+    int64_t batch_rows = 0;
     // Planar 2-D f32: level 0 sums rows straight from diff_dst and prefetches
     // the stream this many bytes ahead into L2 (row_sum_gather.hpp): the
     // hardware prefetchers alone do not run far enough ahead of a row-pair

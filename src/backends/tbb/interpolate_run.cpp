@@ -17,6 +17,8 @@
 #include "backends/tbb/row_sum_gather.hpp"
 #include "backends/tbb/run_sum_gather.hpp"
 #include "backends/tbb/tap_sum.hpp"
+#include "backends/tbb/task_pool.hpp"
+#include "core/allocate.hpp"
 
 namespace bpg::tbb_backend {
 
@@ -24,8 +26,8 @@ namespace {
 
 // Scratch floats, not initialised: every use writes before it reads.
 struct float_buffer {
-    std::unique_ptr<float[]> p;
-    void resize(int64_t n) { p.reset(new float[size_t(std::max<int64_t>(n, 1))]); }
+    core::array<float> p;
+    void resize(int64_t n) { p = core::allocate_array<float>(size_t(std::max<int64_t>(n, 1)), "interpolate working memory"); }
     float *data() const { return p.get(); }
 };
 
@@ -34,7 +36,7 @@ struct float_buffer {
 struct converted_slices {
     int64_t floats = 0;
     float_buffer data;
-    std::vector<int64_t> holds; // output index in each slot, -1 = empty
+    core::checked_vector<int64_t> holds; // output index in each slot, -1 = empty
     void reset(int64_t slot_floats, int64_t slots) {
         floats = slot_floats;
         data.resize(slot_floats * slots);
@@ -51,14 +53,14 @@ struct converted_slices {
     }
 };
 
-// Everything one task needs besides the plan; allocated once per chunk of tasks.
+// Everything one task needs besides the plan; made before the run (task_pool).
 struct scratch {
     std::array<float_buffer, 4> acc; // accumulator of level k
     float_buffer out;                // final level result before storing
     float_buffer rows;               // planar: the rows one final gather handles at once
-    std::vector<const float *> x;    // the runs the taps of the current input read
+    core::checked_vector<const float *> x; // the runs the taps of the current input read
     converted_slices ring;           // 16-bit data only
-    std::vector<float> tile;         // 16-bit planar rows of one batch, as f32
+    float_buffer tile;               // 16-bit planar 2-D: the rows of one batch, as f32
     void prepare(const interp_plan &p) {
         const int last = p.nsp - 1;
         int64_t taps = 1;
@@ -73,6 +75,7 @@ struct scratch {
             if (p.dt != data_type::f32) out.resize(p.in[size_t(last - 1)] * p.in[size_t(last)]);
         }
         if (p.dt == data_type::f32) return;
+        if (!p.vector_mode && p.nsp == 2) tile.resize(p.batch_rows * p.slice_floats[0]);
         // Slots: every output one input reads, plus one (capped at ~4 MB).
         const int64_t slot = last > 0 ? p.slice_floats[0] : (p.vector_mode ? p.run : p.out[0]);
         const int64_t budget = std::max<int64_t>(1, (int64_t(4) << 20) / std::max<int64_t>(slot * 4, 1));
@@ -253,7 +256,6 @@ template <typename T> struct task {
                     rows.base = dd;
                 } else {
                     const int64_t first = g.first_output(i, i1), end = g.end_output(i, i1);
-                    if (int64_t(s.tile.size()) < (end - first) * n) s.tile.resize(size_t((end - first) * n));
                     for (int64_t o = first; o < end; ++o) load_row0(dd + o * p.dd_sp[0], s.tile.data() + (o - first) * n, n);
                     rows = {s.tile.data(), n, first};
                 }
@@ -331,9 +333,8 @@ template <typename T> struct task {
 
 // Tasks [t0, t1): task t is block t % blocks of plane t / blocks.
 template <typename T>
-BPG_ALWAYS_INLINE void run_tasks(const interp_plan &p, const T *dd, T *ds, int64_t blocks, int64_t t0, int64_t t1) {
-    scratch s;
-    s.prepare(p);
+BPG_ALWAYS_INLINE void run_tasks(const interp_plan &p, scratch &s, const T *dd, T *ds, int64_t blocks, int64_t t0,
+        int64_t t1) {
     const int64_t in0 = p.in[0];
     // One spatial axis, planar f32, whole rows per task, planes evenly
     // spaced (dense NCX): rows of several planes go through one batched
@@ -368,21 +369,21 @@ BPG_ALWAYS_INLINE void run_tasks(const interp_plan &p, const T *dd, T *ds, int64
     }
 }
 
-BPG_CLONES void run_tasks_f32(const interp_plan &p, const void *dd, void *ds, int64_t blocks, int64_t t0, int64_t t1) {
-    run_tasks(p, static_cast<const float *>(dd), static_cast<float *>(ds), blocks, t0, t1);
+BPG_CLONES void run_tasks_f32(const interp_plan &p, scratch &s, const void *dd, void *ds, int64_t blocks, int64_t t0, int64_t t1) {
+    run_tasks(p, s, static_cast<const float *>(dd), static_cast<float *>(ds), blocks, t0, t1);
 }
-BPG_CLONES void run_tasks_bf16(const interp_plan &p, const void *dd, void *ds, int64_t blocks, int64_t t0, int64_t t1) {
-    run_tasks(p, static_cast<const bf16_t *>(dd), static_cast<bf16_t *>(ds), blocks, t0, t1);
+BPG_CLONES void run_tasks_bf16(const interp_plan &p, scratch &s, const void *dd, void *ds, int64_t blocks, int64_t t0, int64_t t1) {
+    run_tasks(p, s, static_cast<const bf16_t *>(dd), static_cast<bf16_t *>(ds), blocks, t0, t1);
 }
-BPG_CLONES void run_tasks_f16(const interp_plan &p, const void *dd, void *ds, int64_t blocks, int64_t t0, int64_t t1) {
-    run_tasks(p, static_cast<const f16_t *>(dd), static_cast<f16_t *>(ds), blocks, t0, t1);
+BPG_CLONES void run_tasks_f16(const interp_plan &p, scratch &s, const void *dd, void *ds, int64_t blocks, int64_t t0, int64_t t1) {
+    run_tasks(p, s, static_cast<const f16_t *>(dd), static_cast<f16_t *>(ds), blocks, t0, t1);
 }
 
 } // namespace
 
 void run_interp_plan(const interp_plan &p, const void *diff_dst, void *diff_src) {
+    if (p.empty) return;
     const int64_t planes = p.n_count * p.c_count;
-    if (planes == 0 || p.in[0] == 0) return;
     const int64_t units = (p.in[0] + p.split_unit - 1) / p.split_unit; // what a task split may cut
     // Enough tasks for every thread even when planes are few (NXC with N = 1);
     // the split never changes results (see interpolate_plan.hpp).
@@ -392,8 +393,15 @@ void run_interp_plan(const interp_plan &p, const void *diff_dst, void *diff_src)
             ? 1
             : std::max<int64_t>(1, std::min((want + planes - 1) / planes, units / p.min_block));
     auto body = p.dt == data_type::f32 ? run_tasks_f32 : p.dt == data_type::bf16 ? run_tasks_bf16 : run_tasks_f16;
-    parallel_tasks(tbb::blocked_range<int64_t>(0, planes * blocks),
-            [&](const tbb::blocked_range<int64_t> &r) { body(p, diff_dst, diff_src, blocks, r.begin(), r.end()); });
+    const task_pool<scratch> pool(planes * blocks, [&] {
+        scratch s;
+        s.prepare(p);
+        return s;
+    });
+    parallel_tasks(tbb::blocked_range<int64_t>(0, planes * blocks), [&](const tbb::blocked_range<int64_t> &r) {
+        const auto s = pool.borrow();
+        body(p, *s, diff_dst, diff_src, blocks, r.begin(), r.end());
+    });
 }
 
 } // namespace bpg::tbb_backend

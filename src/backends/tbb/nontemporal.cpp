@@ -8,6 +8,8 @@
 #include <immintrin.h>
 
 #include "backends/tbb/cpu.hpp"
+#include "bpg/status.hpp"
+#include "core/allocate.hpp"
 
 namespace bpg::tbb_backend {
 
@@ -45,12 +47,17 @@ bool streams_to(const void *p) {
 }
 
 void *stage_buffer(size_t bytes) {
-    struct free_deleter { void operator()(void *p) const { std::free(p); } };
-    thread_local std::unique_ptr<void, free_deleter> buf;
+    thread_local core::aligned_buffer buf;
     thread_local size_t size = 0;
     if (bytes > size) {
+        buf.reset();
+        size = 0;
+        try {
+            buf = core::allocate((bytes + 4095) / 4096 * 4096, "a non-temporal stage");
+        } catch (const error &) {
+            return nullptr; // out of memory: the run writes straight to its output
+        }
         size = (bytes + 4095) / 4096 * 4096;
-        buf.reset(std::aligned_alloc(64, size));
     }
     return buf.get();
 }

@@ -18,7 +18,9 @@ constexpr int64_t nontemporal_min_bytes = int64_t(16) << 20;
 // (AVX-512 or AVX2; plain memcpy otherwise). Ends with a store fence.
 void copy_nontemporal(void *dst, const void *src, size_t bytes);
 
-// A per-thread scratch buffer of at least `bytes` (64-byte aligned), reused.
+// A per-thread scratch buffer of at least `bytes` (64-byte aligned), reused;
+// null when memory runs out: the stage is only a way of storing, so out_run
+// then writes to its output directly (the same values).
 void *stage_buffer(size_t bytes);
 
 // Whether AVX-512 non-temporal stores of whole lines can be written from p
@@ -35,6 +37,7 @@ template <typename T> struct out_run {
     bool staged;
     out_run(T *dst_, int64_t n_, bool staged_) : dst(dst_), n(n_), staged(staged_) {
         out = staged ? static_cast<T *>(stage_buffer(size_t(n) * sizeof(T))) : dst;
+        if (!out) out = dst, staged = false;
     }
     void finish() const {
         if (staged) copy_nontemporal(dst, out, size_t(n) * sizeof(T));

@@ -10,6 +10,7 @@
 #include "backends/tbb/nontemporal.hpp"
 #include "backends/tbb/parallel.hpp"
 #include "backends/tbb/size_thresholds.hpp"
+#include "core/allocate.hpp"
 
 namespace bpg::tbb_backend {
 
@@ -20,7 +21,7 @@ namespace {
 // stride x next extent): a dense tensor, in any layout the three share, is
 // one axis. Innermost last; strides in elements of input, diff_dst, diff_src.
 struct merged_axes {
-    std::vector<int64_t> extent, sx, sg, sy;
+    core::checked_vector<int64_t> extent, sx, sg, sy;
     int64_t rows = 1; // product of all extents but the innermost
     int64_t inner() const { return extent.back(); }
 };

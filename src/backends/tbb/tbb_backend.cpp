@@ -1,13 +1,14 @@
 #include "backends/tbb/tbb_backend.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <memory>
+#include <string>
 
 #include "backends/tbb/bn_plan.hpp"
 #include "backends/tbb/interpolate_plan.hpp"
 #include "backends/tbb/relu_run.hpp"
 #include "backends/tbb/reorder.hpp"
+#include "core/allocate.hpp"
 
 namespace bpg::backends {
 
@@ -47,10 +48,9 @@ std::string schedule_interp(const core::interpolate_bwd_problem &p, interp_sched
     return as_is;
 }
 
-struct free_deleter { void operator()(void *p) const { std::free(p); } };
-std::unique_ptr<void, free_deleter> scratch(const core::tensor_desc &d) {
-    const size_t bytes = size_t(d.element_count()) * size_of(d.dt);
-    return std::unique_ptr<void, free_deleter>(std::aligned_alloc(64, (bytes + 63) / 64 * 64 + 64));
+core::aligned_buffer dense_copy(const core::tensor_desc &d, const char *name) {
+    return core::allocate(size_t(d.element_count()) * size_of(d.dt),
+            std::string("the dense copy of ") + name + " (tensor " + std::to_string(d.id) + ")");
 }
 
 class interp_kernel : public kernel {
@@ -59,13 +59,14 @@ public:
     void execute(const buffer_map &b) const override {
         const void *dd = b.at(s_.dd.id);
         void *ds = b.at(s_.ds.id);
-        std::unique_ptr<void, free_deleter> dd_tmp, ds_tmp;
+        // Both copies are taken before anything is written to diff_src.
+        core::aligned_buffer dd_tmp, ds_tmp;
+        if (s_.reorder_ds) ds_tmp = dense_copy(s_.ds, "diff_src");
         if (s_.reorder_dd) {
-            dd_tmp = scratch(s_.dd);
+            dd_tmp = dense_copy(s_.dd, "diff_dst");
             tbb_backend::strided_copy(s_.dd.shape, dd, s_.dd.strides, dd_tmp.get(), s_.dense_dd, size_of(s_.dd.dt));
             dd = dd_tmp.get();
         }
-        if (s_.reorder_ds) ds_tmp = scratch(s_.ds);
         tbb_backend::run_interp_plan(s_.plan, dd, s_.reorder_ds ? ds_tmp.get() : ds);
         if (s_.reorder_ds)
             tbb_backend::strided_copy(s_.ds.shape, ds_tmp.get(), s_.dense_ds, ds, s_.ds.strides, size_of(s_.ds.dt));
