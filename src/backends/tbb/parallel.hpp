@@ -1,4 +1,7 @@
-// tbb::parallel_for over a range of int64_t, as the oneTBB kernels run it.
+// tbb::parallel_for over a range of int64_t, as the oneTBB kernels run it:
+// isolated, so that a thread waiting for its own run's tasks takes no task of
+// another run (a run's working memory, task_pool.hpp, is one item per thread
+// of the arena; isolation keeps the threads running its tasks within that).
 // Under ThreadSanitizer the loop runs in parallel.cpp, built uninstrumented
 // (oneTBB's inlined task code works on its own uninstrumented pools, which
 // TSan would report), and TSan is told what oneTBB's scheduler guarantees: a
@@ -12,6 +15,7 @@
 #include <tbb/blocked_range.h>
 #if !defined(__SANITIZE_THREAD__)
 #include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 #endif
 
 namespace bpg::tbb_backend {
@@ -28,7 +32,7 @@ template <typename Body> void parallel_tasks(const task_range &range, const Body
     parallel_tasks_annotated(
             range, [](const void *b, const task_range &r) { (*static_cast<const Body *>(b))(r); }, &body);
 #else
-    tbb::parallel_for(range, body);
+    tbb::this_task_arena::isolate([&] { tbb::parallel_for(range, body); });
 #endif
 }
 
