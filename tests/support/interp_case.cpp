@@ -4,6 +4,7 @@
 
 #include "graph/schemas/checks.hpp"
 #include "kernels/dtype_convert.hpp"
+#include "support/problem_builders.hpp"
 
 namespace bpg::test {
 
@@ -23,13 +24,7 @@ dims layout_strides(const dims &shape, bool channels_last) {
     std::vector<int> order {0};
     for (int a = 2; a < int(shape.size()); ++a) order.push_back(a);
     order.push_back(1);
-    dims s(shape.size());
-    int64_t acc = 1;
-    for (auto it = order.rbegin(); it != order.rend(); ++it) {
-        s[size_t(*it)] = acc;
-        acc *= std::max<int64_t>(shape[size_t(*it)], 1);
-    }
-    return s;
+    return permuted_strides(shape, order);
 }
 
 std::vector<float> diff_dst_values(const interp_case &c, uint32_t seed) {

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "kernels/dtype_convert.hpp"
+#include "support/problem_builders.hpp"
 
 namespace bpg::test {
 
@@ -20,24 +21,13 @@ std::string shape_name(const dims &d) {
     return s;
 }
 
-// Strides of `shape` with its axes in memory order `order` (outer first).
-dims strides_in_order(const dims &shape, const std::vector<int> &order) {
-    dims s(shape.size());
-    int64_t step = 1;
-    for (auto it = order.rbegin(); it != order.rend(); ++it) {
-        s[size_t(*it)] = step;
-        step *= std::max<int64_t>(shape[size_t(*it)], 1);
-    }
-    return s;
-}
-
 op interpolate_op(const kind_case &c) {
     const int h = c.nxc ? 1 : 2, w = h + 1, ch = c.nxc ? 3 : 1;
     dims dd = c.src;
     dd[size_t(h)] *= 2;
     dd[size_t(w)] += 1;
     const logical_tensor dd_lt = c.transposed_diff_dst
-            ? logical_tensor(1, c.dt, dd, strides_in_order(dd, {0, ch, w, h}))
+            ? logical_tensor(1, c.dt, dd, permuted_strides(dd, {0, ch, w, h}))
             : logical_tensor(1, c.dt, dd);
     op o(0, K::InterpolateBackprop, {logical_tensor(0, c.dt, c.src), dd_lt}, {logical_tensor(2, c.dt, c.src)}, "UP");
     o.set_attr(A::mode, c.kind == partition_kind::interpolate_nearest ? "nearest" : "linear");

@@ -17,19 +17,11 @@ namespace {
 
 [[noreturn]] void fail(const std::string &what) { throw error(status::invalid_argument, what); }
 
-// The entry's own status (a link is not followed); not_found when absent.
-fs::file_status look_up(const fs::path &p, const std::string &who) {
+// The entry's status, of the link itself or (follow) of what it names;
+// not_found when absent.
+fs::file_status look_up(const fs::path &p, const std::string &who, bool follow = false) {
     std::error_code ec;
-    const fs::file_status st = fs::symlink_status(p, ec);
-    if (st.type() == fs::file_type::not_found) return st;
-    if (ec) fail(who + ": cannot look it up: " + ec.message());
-    return st;
-}
-
-// Like look_up, but following links (a link to a folder is a folder).
-fs::file_status look_up_target(const fs::path &p, const std::string &who) {
-    std::error_code ec;
-    const fs::file_status st = fs::status(p, ec);
+    const fs::file_status st = follow ? fs::status(p, ec) : fs::symlink_status(p, ec);
     if (st.type() == fs::file_type::not_found) return st;
     if (ec) fail(who + ": cannot look it up: " + ec.message());
     return st;
@@ -42,7 +34,7 @@ std::vector<fs::path> missing_folders(const std::string &dir) {
     std::vector<fs::path> missing;
     for (fs::path p = fs::path(dir).lexically_normal(); !p.empty(); p = p.parent_path()) {
         if (p.has_filename() == false && p != p.root_path()) continue; // "out/" -> "out"
-        const fs::file_status st = look_up_target(p, who);
+        const fs::file_status st = look_up(p, who, true);
         if (st.type() == fs::file_type::not_found) {
             missing.insert(missing.begin(), p);
             if (p == p.parent_path()) break;
@@ -58,7 +50,7 @@ std::vector<fs::path> missing_folders(const std::string &dir) {
 } // namespace
 
 void require_input_folder(const std::string &dir) {
-    const fs::file_status st = look_up_target(dir, "--inputs " + dir);
+    const fs::file_status st = look_up(dir, "--inputs " + dir, true);
     if (st.type() == fs::file_type::not_found) fail("--inputs " + dir + ": no such folder");
     if (!fs::is_directory(st)) fail("--inputs " + dir + ": is not a folder");
 }
@@ -84,7 +76,7 @@ void output_files::add(const std::string &name, const std::vector<uint8_t> &byte
     if (!folder_ready_) make_folder();
     const std::string final_path = dir_ + "/" + name;
     // rename() cannot put a file in place of a folder; say so before writing.
-    const fs::file_status st = look_up_target(final_path, final_path);
+    const fs::file_status st = look_up(final_path, final_path, true);
     if (st.type() != fs::file_type::not_found && !fs::is_regular_file(st))
         fail(final_path + ": " + (fs::is_directory(st) ? "is a folder" : "is not a regular file")
                 + "; the output file cannot replace it");
