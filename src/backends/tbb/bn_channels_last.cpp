@@ -185,9 +185,7 @@ BPG_ALWAYS_INLINE void update(const bn_plan &p, const data &d, const coeffs &cf,
     // Rows that follow each other in memory are written as one staged run
     // (of at most ~64 KB) when non-temporal; rows of whole vectors from a
     // 64-byte-aligned start are streamed straight from the registers instead
-    // (NXC f32 training 1.14 -> 0.98 x stream, with a ReLU fused into
-    // diff_dst 1.25 -> 1.19, 7-9 interleaved runs; bf16 1.87 -> 1.23, f16 3.43
-    // -> 1.99, 3 interleaved runs each).
+    // (bench/NOTES.md).
     const bool blocked = fits_blocks(p.K);
     T *first = static_cast<T *>(d.ds) + r0 * p.K;
     const bool streams = d.nontemporal && p.ds.a == p.K && p.K % lanes == 0 && streams_to(first);

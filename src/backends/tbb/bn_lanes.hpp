@@ -74,9 +74,8 @@ template <typename T, bn_fusion F> struct reader {
 };
 
 // Pass 1 over channels-last rows prefetches this far ahead: the hardware
-// prefetchers alone left it at 1.16-1.21x the time of a plain read of the
-// same bytes, 1.07-1.14x with it (NXC f32 training 0.97 -> 0.94 x stream,
-// 11 interleaved runs; 2 and 8 KB no better, pass 2 no faster with it).
+// prefetchers alone stay further from a plain read of the same bytes
+// (bench/NOTES.md; pass 2 gains nothing from it).
 constexpr int64_t rows_prefetch_bytes = 4096;
 
 // Element offset of (a, k, b) in a view.

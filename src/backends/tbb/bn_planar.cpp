@@ -13,9 +13,8 @@ namespace {
 // of sums_planar, chunk by chunk in the same order, and diff_src = a *
 // diff_dst into `out` (see vector_out): with `stream` (diff_src of the row,
 // 64-byte aligned) straight from the registers instead of through a staged
-// run (NCX f32 use_global_stats 1.16 -> 0.94 x stream, 9 interleaved runs),
-// else with ordinary stores (16-bit per lane had left small NCX f16 problems
-// at 6-11x the streaming kernel).
+// run (faster on NCX, see bench/NOTES.md), else with ordinary stores (GCC's
+// 16-bit per-lane code is far slower on small NCX f16 problems).
 template <typename T, bn_fusion F>
 __attribute__((target("avx512f"))) void global_sums_row_avx512(const bn_plan &p, const data &d, const float *mean,
         const coeffs &cf, double *partial, int64_t r, T *out, bool stream) {
@@ -107,9 +106,7 @@ BPG_ALWAYS_INLINE void sums_planar(const bn_plan &p, const data &d, const float 
 // run_bn_plan): pass 1 keeps the ReLU's decisions for the whole vectors of
 // the channel's rows (row a's vector v at bit word a * (B / 16) + v), and
 // pass 2 reads them instead of the relu input, so it reads two of the three
-// tensors back from the cache instead of three (NCX f32 with a ReLU fused
-// into diff_dst 0.96 -> 0.92 x stream, fused vs apart 1.33 -> 1.39x; medians
-// of 7 interleaved runs).
+// tensors back from the cache instead of three (bench/NOTES.md).
 template <bn_fusion F>
 __attribute__((target("avx512f"))) void relu_passed_sums_channel(const bn_plan &p, const data &d, const float *mean,
         double *partial, int64_t k, uint16_t *passed) {
@@ -142,8 +139,7 @@ BPG_ALWAYS_INLINE void planar_update_of(const bn_plan &p, const data &d, const c
 template <typename T>
 BPG_ALWAYS_INLINE void planar_update_channel_of(const bn_plan &p, const data &d, const coeffs &cf, int64_t k) {
     // Last row first: pass 1 read the channel's rows in order, so the last
-    // ones are the likeliest still in the cache (~4% on NCX, with a fused
-    // ReLU too, 9 interleaved runs).
+    // ones are the likeliest still in the cache.
     with_fusion(p.fusion, [&](auto f) BPG_LAMBDA_INLINE {
         for (int64_t a = p.A - 1; a >= 0; --a) update_row<T, f.value>(p, d, cf, a, k);
     });

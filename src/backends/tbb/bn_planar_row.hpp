@@ -74,10 +74,8 @@ __attribute__((target("avx512f"), always_inline)) inline void planar_row_sums_av
 // Pass 2 on planar row (a, k) with AVX-512, into `out` (see vector_out):
 // with `stream` (diff_src of the row, 64-byte aligned), whole lines leave
 // with non-temporal stores straight from the registers instead of through a
-// staged run (NCX f32 training 0.85 -> 0.73 x stream, with a ReLU fused into
-// diff_dst 1.07 -> 1.01, 7 interleaved runs), 16-bit a pair of vectors a
-// line; else ordinary stores (GCC's per-lane code for 16-bit had left small
-// NCX f16 problems at 20-26x the time of the streaming kernel). The last
+// staged run (bench/NOTES.md), 16-bit a pair of vectors a line; else
+// ordinary stores (GCC's per-lane 16-bit code is far slower on small NCX f16). The last
 // B % 16 elements one by one. With `passed` (f32: a fused ReLU's decisions
 // for the row's whole vectors, kept by pass 1), the relu input is not read
 // again. No store fence: the callers fence once after all their rows (a
@@ -93,7 +91,7 @@ __attribute__((target("avx512f"))) void update_row_avx512(const bn_plan &p, cons
     vector_out<T> vo {stream};
     int64_t b = 0;
     if constexpr (!std::is_same_v<T, float>)
-        if (stream) // pairs in the loop itself (through vector_out's held vector: bf16 1.22 -> 1.30 x stream)
+        if (stream) // pairs in the loop itself: faster than through vector_out's held vector
             for (; b + 2 * lanes <= p.B; b += 2 * lanes) {
                 lanes16 r0, r1;
                 diff_src_lanes<T, F>(d, global, d0 + b, s0 + b, x0 + b, ak, c2, m, c0, r0);

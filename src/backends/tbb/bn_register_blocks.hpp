@@ -121,8 +121,7 @@ __attribute__((target("avx512f"))) void sums_vector_blocked_avx512(const bn_plan
 // use_global_stats, K = 16 * NB channels, diff_src rows one after another
 // from a 64-byte-aligned start (AVX-512): chunk c's sums as
 // sums_vector_blocked and diff_src = a * diff_dst (the generic loop's
-// arithmetic) streamed straight from the registers by stream_rows (NXC f32
-// use_global_stats 1.32 -> 0.85 x stream, 7 interleaved runs).
+// arithmetic) streamed straight from the registers by stream_rows (bench/NOTES.md).
 template <typename T, bn_fusion F, int NB>
 __attribute__((target("avx512f"))) void global_sums_streamed_nb(const bn_plan &p, const data &d, const float *mean,
         const coeffs &cf, double *partial, int64_t c) {

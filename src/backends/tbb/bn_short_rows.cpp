@@ -26,10 +26,8 @@ __attribute__((target("avx512f"), always_inline)) inline void pairs_of_8(const f
 
 // Pass 1 on a group's row a reads its row a + short_rows_ahead into L2: the
 // runs (3-5 KB, each ~100 KB past the last) are too short for the hardware
-// prefetchers to catch on. NCX 256x512x7x7 x stream, 4 interleaved runs: f32
-// 2.28 -> 1.81, bf16 3.79 -> 3.00, f16 3.48 -> 2.64; 128x256x14x14 f32 1.72 ->
-// 1.28 (1, 4 and 8 rows ahead no better; the same in pass 2, reading from the
-// caches, no gain).
+// prefetchers to catch on (bench/NOTES.md; pass 2 reads from the caches and
+// gains nothing).
 constexpr int64_t short_rows_ahead = 2;
 
 // Pass 1 on planar rows (a, k), k in [k0, k1), each row one chunk (B <=
@@ -168,9 +166,8 @@ BPG_BN_ENTRY(short_rows_update, (const bn_plan &p, const data &d, const coeffs &
 // Channels per task of NCX training (both passes of a task's channels in
 // it). Rows under 1 KB go in groups whose rows (a, k0..k1) are one run in
 // memory: one channel's rows alone (7x7: 196 bytes, 100 KB apart) left the
-// hardware prefetchers behind, NCX f32 256x512x7x7 4.2 -> 2.0 x stream and
-// 128x256x14x14 2.1 -> 1.6 (16 channels, or runs of ~4 KB; 4 channels 2.65,
-// 8: 2.5, 32-128 no better than 16). 28x28 f32 (3 KB rows, whole lines that
+// hardware prefetchers behind (16 channels, runs of ~4 KB, was best:
+// bench/NOTES.md). 28x28 f32 (3 KB rows, whole lines that
 // stream from the registers) gained nothing in groups of 2. At most 16, a
 // group's rows of one tensor within ~1 MB, so pass 2 still finds them in the
 // cache, and at least 16 groups to share out.

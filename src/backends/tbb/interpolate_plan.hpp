@@ -72,16 +72,13 @@ struct interp_plan {
     // Planar 2-D f32: level 0 sums rows straight from diff_dst and prefetches
     // the stream this many bytes ahead into L2 (row_sum_gather.hpp): the
     // hardware prefetchers alone do not run far enough ahead of a row-pair
-    // stream (measured: 2x bilinear and nearest NCX 20-30% faster, 2x
-    // downsampling 11%, one and two threads, 6-8 interleaved runs each).
+    // stream (bench/NOTES.md).
     // Vector-mode 2-D: with fused_runs, the rows new to each input, this far
     // ahead of its columns (run_sum_gather.hpp); else the rows each level-0
-    // batch reads first, as in planar mode (2x downsampling NXC 1.52 -> 1.40
-    // x stream over 15 interleaved runs; in 3-D, where those are whole
-    // slices, it was 30% slower). 16-bit 2-D: the rows converted to f32
-    // (planar: a batch's tile; vector: a ring slot), as they are converted
-    // (bilinear 2x bf16 / f16 x stream: NCX 2.46 -> 2.10 / 3.46 -> 2.99, NXC
-    // 3.08 -> 2.48 / 3.92 -> 3.32, 7 interleaved runs each). 0: none.
+    // batch reads first, as in planar mode (not in 3-D, where
+    // those are whole slices and it was slower). 16-bit 2-D: the rows converted to f32
+    // (planar: a batch's tile; vector: a ring slot), as they are converted.
+    // 0: none. Measurements: bench/NOTES.md.
     int64_t prefetch_bytes0 = 0;
     // f32 diff_src of at least interp_nontemporal_min_bytes written with
     // non-temporal stores (no read for ownership of each line), through a
@@ -100,17 +97,12 @@ struct interp_plan {
     // where the innermost axis allows it (run_sum_gather_available). In 2-D
     // level0_batch is then 1: each input reads its rows straight from
     // diff_dst, the new ones prefetched fused_runs_prefetch_bytes ahead; a
-    // non-temporal output is streamed from registers. Measured (interleaved
-    // suite runs, x stream medians): 2x bilinear NXC with N = 1 (diff_dst in
-    // L3) 1.65 -> 1.24, 2x nearest NXC 1.39 -> 1.26, 2x bilinear NXC
-    // 1.23 -> 1.10, trilinear level; staging the streamed rows instead was
-    // 1.3x slower, no prefetch 5-10%.
+    // non-temporal output is streamed from registers (bench/NOTES.md).
     bool fused_runs = false;
     // 3-D and up, f32, level-0 slices of at least column_prefetch_min_bytes:
     // the column walk over a batch's ten slices prefetches each of them this
-    // far ahead (tap_sum.hpp sum_rows). Measured, interleaved suite runs:
-    // 2x trilinear NXC (512 KB slices) 1.58 -> 1.41 x stream; NCX (16 KB
-    // slices) level or worse, hence the threshold. 0: none.
+    // far ahead (tap_sum.hpp sum_rows); small slices gained nothing, hence
+    // the threshold (bench/NOTES.md). 0: none.
     int64_t column_prefetch_bytes = 0;
 };
 
@@ -118,9 +110,7 @@ constexpr int64_t column_prefetch_min_bytes = int64_t(64) << 10;
 
 constexpr int64_t interp_nontemporal_min_bytes = int64_t(8) << 20;
 
-// 8 KB: over 9 interleaved suite runs each, 16 KB (the first choice) left
-// 2x bilinear NCX at 1.54 x stream and 8 KB at 1.17 (nearest 1.31 / 1.23,
-// downsampling level, 4 KB in between).
+// 8 KB: faster than 16 KB and 4 KB (bench/NOTES.md).
 constexpr int64_t prefetch_ahead_bytes = int64_t(8) << 10;
 constexpr int64_t fused_runs_prefetch_bytes = int64_t(4) << 10; // 2, 4 and 8 KB measured level
 

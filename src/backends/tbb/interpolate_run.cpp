@@ -122,9 +122,8 @@ template <typename T> struct task {
 
     // With two axes and level-0 batches of one: how many inputs from i on
     // (up to end) share input i's taps, so its result (1: none after it).
-    // Computed once and written to each (2x downsampling NXC 1.46 -> 1.30 x
-    // stream, 9 interleaved runs: half the sums, and the staged row streamed
-    // out twice from the cache).
+    // Computed once and written to each: half the sums, and the staged row
+    // streamed out twice from the cache (bench/NOTES.md).
     BPG_ALWAYS_INLINE int64_t repeats_from(int64_t i, int64_t end) const {
         const std::vector<uint8_t> &r = p.grouped[0].repeats;
         int64_t copies = 1;
@@ -356,8 +355,7 @@ BPG_ALWAYS_INLINE void run_tasks(const interp_plan &p, scratch &s, const T *dd, 
         std::fill(s.ring.holds.begin(), s.ring.holds.end(), -1);
         // Planar non-temporal output (interp_plan::nontemporal): whole planes
         // only, streamed by the final gather where it can (gather_rows_streams;
-        // 2x downsampling's gradient NCX 1.58 -> 1.21 x stream over 9
-        // interleaved runs), else computed into the per-thread stage, then
+        // bench/NOTES.md), else computed into the per-thread stage, then
         // streamed out.
         const bool planar_nt = p.nontemporal && !p.vector_mode && blocks == 1;
         const bool stream = planar_nt && std::is_same_v<T, float> && gather_rows_streams(p.inner_rows);

@@ -68,10 +68,8 @@ __attribute__((target("avx512f"), always_inline)) inline void walk(const grouped
 } // namespace
 
 // A run of up to 64 floats (the channels of NXC data) in one walk, all its
-// vectors in registers; longer rows one vector per walk. Measured: one walk
-// for the 64-channel runs made 2x bilinear NXC with N = 1 (input in L3) 13%
-// faster (12 interleaved runs); four vectors per walk on long rows made the
-// memory-bound NCX and NXC cases 10-20% slower.
+// vectors in registers; longer rows one vector per walk, since more vectors
+// per walk slowed the memory-bound cases (bench/NOTES.md).
 __attribute__((target("avx512f"))) void sum_sym4_columns(const grouped_axis &a, const row_source &src, int64_t n,
         float *out, int64_t out_stride, int64_t i0, int64_t i1, int64_t prefetch_bytes) {
     if (n <= 64 && n % 16 == 0) {
