@@ -99,8 +99,21 @@ enum class backend_kind { auto_select, ref, tbb, dnnl };
 const char *to_string(backend_kind b);
 bool backend_from_string(const std::string &s, backend_kind &b);
 
+// Where the oneTBB backend's parallel loops run. tbb_arena: a oneTBB task
+// arena of the partition's own (max_threads threads). openmp: OpenMP parallel
+// regions on the calling thread's team, for hosts that already keep an OpenMP
+// pool busy (PyTorch): their spinning workers then do bpg's work instead of
+// competing with it. Results are the same bits either way.
+enum class threading_runtime { tbb_arena, openmp };
+const char *to_string(threading_runtime r);
+
 struct compile_options {
     backend_kind backend = backend_kind::auto_select;
+    // Threads the partition's kernels may use (oneTBB arena size, and the
+    // OpenMP team size of oneDNN primitives, set for the call only on the
+    // calling thread). 0: bpg::get_max_threads(). Never a process-wide change.
+    int max_threads = 0;
+    threading_runtime runtime = threading_runtime::tbb_arena;
 };
 
 class compiled_partition {

@@ -1,11 +1,13 @@
-// How many threads the library's backends use. The oneTBB kernels and the
-// oneDNN primitives (OpenMP in Debian's oneDNN) are limited together, so a
-// caller sets one number. 0 restores the default (all cores).
+// How many threads the library's backends use by default. This is the
+// library's own default for compiled partitions whose compile_options leave
+// max_threads at 0; it changes no process-wide setting (no
+// omp_set_num_threads, no tbb::global_control): each partition runs in its own
+// oneTBB arena, and oneDNN's OpenMP team is sized for the call only.
 #pragma once
 
 namespace bpg {
 
-void set_max_threads(int n);
-int get_max_threads(); // what the backends will use now
+void set_max_threads(int n); // n >= 0; 0 restores the default (all cores)
+int get_max_threads();       // what a partition with max_threads = 0 uses now
 
 } // namespace bpg
