@@ -35,3 +35,12 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/bpgConfigVersion.cmake
   VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/bpgConfig.cmake ${PROJECT_BINARY_DIR}/bpgConfigVersion.cmake
   DESTINATION ${BPG_CONFIG_DIR})
+
+# The python package bpg_torch (BPG_TORCH): its .py files and the op library,
+# where the system python3 imports it from under the prefix
+# (BPG_PYTHON_INSTALL_DIR, from sysconfig at configure time).
+if(BPG_TORCH)
+  install(DIRECTORY ${BPG_TORCH_PACKAGE_DIR} DESTINATION ${BPG_PYTHON_INSTALL_DIR}
+    FILES_MATCHING PATTERN "*.py")
+  install(TARGETS bpg_torch LIBRARY DESTINATION ${BPG_PYTHON_INSTALL_DIR}/bpg_torch)
+endif()

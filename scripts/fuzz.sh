@@ -17,7 +17,7 @@ export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
 jobs="${BPG_JOBS:-$(nproc)}"
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DBPG_BUILD_FUZZERS=ON -DBPG_SANITIZE=address,undefined \
-  -DBPG_BUILD_TESTS=OFF -DBPG_BUILD_TOOLS=OFF -DBPG_BUILD_EXAMPLES=OFF >/dev/null
+  -DBPG_BUILD_TESTS=OFF -DBPG_BUILD_TOOLS=OFF -DBPG_BUILD_EXAMPLES=OFF -DBPG_TORCH=OFF >/dev/null
 cmake --build build-fuzz -j"$jobs" --target "${targets[@]}" make_npy_seeds
 
 # Seeds are copied into a working corpus the fuzzer may add to; the seed

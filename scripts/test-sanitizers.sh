@@ -16,7 +16,7 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 jobs="${BPG_JOBS:-$(nproc)}"
 bash scripts/install-deps.sh
 start=$(date +%s)
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Release -DBPG_SANITIZE=address,undefined "$@" >/dev/null
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Release -DBPG_SANITIZE=address,undefined -DBPG_TORCH=OFF "$@" >/dev/null
 cmake --build build-asan -j"$jobs"
 build-asan/bin/bpg-tests --gtest_filter='BadInputCatalogue.*' | grep 'bad-input catalogue'
 ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 900 -E '^HugeShapes\.'

@@ -1,0 +1,24 @@
+// Helpers shared by the ops: torch tensors described for the C ABI, and
+// C ABI statuses turned into torch errors.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <string>
+
+#include "bpg_capi.h"
+
+namespace bpg_torch {
+
+// The C ABI dtype code of a torch dtype bpg runs (f32, bf16, f16), else 0.
+int dtype_code(at::ScalarType t);
+// NCX dims and element strides of a tensor of rank <= BPG_CAPI_MAX_RANK.
+bpg_capi_tensor describe(const at::Tensor &t);
+// Throws a torch error naming `what` when rc is not BPG_CAPI_OK.
+void check_capi(int rc, const char *message, const char *what);
+// "1x3x8x8" for logs and reasons.
+std::string shape_text(at::IntArrayRef s);
+// The dense layout a gradient should have: torch's suggestion for t.
+at::MemoryFormat dense_format(const at::Tensor &t);
+
+} // namespace bpg_torch
