@@ -5,6 +5,7 @@
 // on the calling thread. Either way no process-wide setting changes.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -19,6 +20,7 @@ public:
     // max_threads > 0 (compile resolves 0 to get_max_threads()). tbb_kernels:
     // the partition runs the tbb backend, whose loops may need the arena.
     partition_threads(int max_threads, threading_runtime runtime, bool tbb_kernels);
+    ~partition_threads(); // where the arena is made (partition_threads.cpp)
 
     const run_threads &run() const { return run_; }
     // "threads=N runtime=R", for the verbose lines.
@@ -27,17 +29,7 @@ public:
     // Runs f as this partition's run: inside its arena when it has one (the
     // run is set there, on whichever thread the arena runs f), else on the
     // calling thread. f's exceptions reach the caller.
-    template <typename F> void execute(const F &f) const {
-        if (arena_) {
-            arena_->execute([&] {
-                const run_scope scope(run_);
-                f();
-            });
-        } else {
-            const run_scope scope(run_);
-            f();
-        }
-    }
+    void execute(const std::function<void()> &f) const;
 
 private:
     run_threads run_;

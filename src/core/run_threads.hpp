@@ -37,8 +37,9 @@ private:
 
 // Whether this build runs the openmp runtime's loops on OpenMP. Not under
 // ThreadSanitizer, which cannot see libgomp's uninstrumented synchronisation:
-// there they stay on oneTBB, in the partition's own arena.
-#if defined(__SANITIZE_THREAD__)
+// there they stay on oneTBB, in the partition's own arena. (The files built
+// uninstrumented in that build define BPG_ANNOTATE_FOR_TSAN instead.)
+#if defined(__SANITIZE_THREAD__) || defined(BPG_ANNOTATE_FOR_TSAN)
 inline constexpr bool openmp_loops_in_this_build = false;
 #else
 inline constexpr bool openmp_loops_in_this_build = true;
