@@ -115,10 +115,18 @@ at::Tensor variance_of(const at::Tensor &invstd, double eps) {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
+at::Tensor value_or_undefined(const c10::optional<at::Tensor> &t) { return t ? *t : at::Tensor(); }
+
 struct batch_norm_function : public torch::autograd::Function<batch_norm_function> {
-    static at::Tensor forward(AutogradContext *ctx, const at::Tensor &input, const at::Tensor &weight,
-            const at::Tensor &bias, const at::Tensor &running_mean, const at::Tensor &running_var, bool training,
-            double momentum, double eps, bool fuse_relu) {
+    // Optional tensors stay optionals: autograd records no input for them
+    // (an undefined at::Tensor input has no device and is refused).
+    static at::Tensor forward(AutogradContext *ctx, const at::Tensor &input,
+            const c10::optional<at::Tensor> &weight_arg, const c10::optional<at::Tensor> &bias_arg,
+            const c10::optional<at::Tensor> &running_mean_arg, const c10::optional<at::Tensor> &running_var_arg,
+            bool training, double momentum, double eps, bool fuse_relu) {
+        const at::Tensor weight = value_or_undefined(weight_arg), bias = value_or_undefined(bias_arg),
+                         running_mean = value_or_undefined(running_mean_arg),
+                         running_var = value_or_undefined(running_var_arg);
         TORCH_CHECK(training || (running_mean.defined() && running_var.defined()),
                 "bpg.batch_norm: running_mean and running_var are required when training is False");
         at::Tensor out, save_mean, save_invstd;
@@ -158,15 +166,16 @@ struct batch_norm_function : public torch::autograd::Function<batch_norm_functio
     }
 };
 
-at::Tensor value_or_undefined(const c10::optional<at::Tensor> &t) { return t ? *t : at::Tensor(); }
-
 } // namespace
 
 at::Tensor batch_norm(const at::Tensor &input, const c10::optional<at::Tensor> &weight,
         const c10::optional<at::Tensor> &bias, const c10::optional<at::Tensor> &running_mean,
         const c10::optional<at::Tensor> &running_var, bool training, double momentum, double eps, bool fuse_relu) {
-    return batch_norm_function::apply(input, value_or_undefined(weight), value_or_undefined(bias),
-            value_or_undefined(running_mean), value_or_undefined(running_var), training, momentum, eps, fuse_relu);
+    auto defined_or_none = [](const c10::optional<at::Tensor> &t) {
+        return t && t->defined() ? t : c10::optional<at::Tensor>();
+    };
+    return batch_norm_function::apply(input, defined_or_none(weight), defined_or_none(bias),
+            defined_or_none(running_mean), defined_or_none(running_var), training, momentum, eps, fuse_relu);
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_backward(const at::Tensor &grad_output,
