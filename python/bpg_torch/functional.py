@@ -177,7 +177,7 @@ def explain(input, size=None, scale_factor=None, mode="nearest", align_corners=N
     grad_output = torch.empty(list(input.shape[:2]) + output_size, dtype=input.dtype,
                               memory_format=_memory_format_of(input))
     return torch.ops.bpg.interpolate_path(
-        grad_output, list(input.shape[2:]), _INTERPOLATE_MODES[(mode, input.dim())],
+        grad_output, list(input.shape), _INTERPOLATE_MODES[(mode, input.dim())],
         align_corners, scales)
 
 
