@@ -1,6 +1,7 @@
 // batch_norm (torch's native_batch_norm forward, bpg's backward) and the
 // backward ops, plain and with the fused ReLU.
 #include <ATen/ATen.h>
+#include <ATen/Dispatch.h>
 #include <c10/util/Exception.h>
 #include <torch/autograd.h>
 
@@ -48,7 +49,16 @@ at::Tensor with_strides_of(const at::Tensor &t, const at::Tensor &like) {
     return at::empty_strided(like.sizes(), like.strides(), t.options()).copy_(t);
 }
 
-at::Tensor stats_f32(const at::Tensor &t) { return t.to(at::kFloat).contiguous(); }
+// Each dispatcher call costs about a microsecond on the tiny tensors where
+// per-call overhead matters: conversions below run only when needed.
+at::Tensor stats_f32(const at::Tensor &t) {
+    if (t.scalar_type() == at::kFloat && t.is_contiguous()) return t;
+    return t.to(at::kFloat).contiguous();
+}
+at::Tensor dense(const at::Tensor &t, at::MemoryFormat format) {
+    return t.is_contiguous(format) ? t : t.contiguous(format);
+}
+at::Tensor as_type(const at::Tensor &t, at::ScalarType type) { return t.scalar_type() == type ? t : t.to(type); }
 
 // torch's own backward (the fallback): relu's gradient first when fused.
 std::tuple<at::Tensor, at::Tensor, at::Tensor> torch_backward(at::Tensor go, const at::Tensor &output,
@@ -73,9 +83,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> backward(const char *op, const at
     const bpg_capi_call call = call_settings();
     const at::ScalarType weight_type = weight && weight->defined() ? weight->scalar_type() : at::kFloat;
     if (reason.empty()) {
-        const at::Tensor x = input.contiguous(format);
-        const at::Tensor go = with_strides_of(grad_output.contiguous(format), x);
-        const at::Tensor y = output.defined() ? with_strides_of(output.contiguous(format), x) : at::Tensor();
+        const at::Tensor x = dense(input, format);
+        const at::Tensor go = with_strides_of(dense(grad_output, format), x);
+        const at::Tensor y = output.defined() ? with_strides_of(dense(output, format), x) : at::Tensor();
         const at::Tensor m = stats_f32(mean), v = stats_f32(variance);
         const at::Tensor g = weight && weight->defined() ? stats_f32(*weight) : at::Tensor();
         at::Tensor gi = at::empty_strided(x.sizes(), x.strides(), x.options());
@@ -95,7 +105,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> backward(const char *op, const at
                         + ",threads=" + std::to_string(call.max_threads) + ",runtime=" + runtime_name(call.runtime)
                         + ",cache=" + (outcome.cache_hit ? "hit" : "miss") + "," + std::to_string(us) + "us");
             }
-            return std::make_tuple(gi, gw.to(weight_type), gb.to(weight_type));
+            return std::make_tuple(gi, as_type(gw, weight_type), as_type(gb, weight_type));
         }
         TORCH_CHECK(rc == BPG_CAPI_UNIMPLEMENTED, "bpg.", op, ": ", message);
         if (verbose()) verbose_line(std::string(op) + ",torch: bpg cannot run it: " + message);
@@ -103,22 +113,40 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> backward(const char *op, const at
         verbose_line(std::string(op) + "," + reason + "," + shape_text(input.sizes()));
     }
     auto r = torch_backward(grad_output, output, input, mean, variance, invstd, weight, training, eps);
-    return std::make_tuple(std::get<0>(r), std::get<1>(r).to(weight_type), std::get<2>(r).to(weight_type));
+    return std::make_tuple(std::get<0>(r), as_type(std::get<1>(r), weight_type), as_type(std::get<2>(r), weight_type));
 }
 
-// variance = 1/invstd^2 - eps, per channel in double (bpg takes variances).
+// variance = 1/invstd^2 - eps, per channel in double (bpg takes variances);
+// a plain loop: C values, no dispatcher calls.
 at::Tensor variance_of(const at::Tensor &invstd, double eps) {
-    const at::Tensor d = invstd.to(at::kDouble);
-    return (d.pow(-2) - eps).to(at::kFloat);
+    at::Tensor v = at::empty({invstd.numel()}, at::TensorOptions().dtype(at::kFloat));
+    const at::Tensor s = invstd.device().is_cpu() ? invstd.contiguous() : invstd.cpu().contiguous();
+    float *out = v.data_ptr<float>();
+    AT_DISPATCH_FLOATING_TYPES_AND(at::kBFloat16, s.scalar_type(), "bpg_torch_variance_of", [&] {
+        const scalar_t *in = s.data_ptr<scalar_t>();
+        for (int64_t c = 0; c < s.numel(); ++c) {
+            const double i = double(in[c]);
+            out[c] = float(1.0 / (i * i) - eps);
+        }
+    });
+    return invstd.device().is_cpu() ? v : v.to(invstd.device());
 }
 
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
+at::Tensor value_or_undefined(const c10::optional<at::Tensor> &t) { return t ? *t : at::Tensor(); }
+
 struct batch_norm_function : public torch::autograd::Function<batch_norm_function> {
-    static at::Tensor forward(AutogradContext *ctx, const at::Tensor &input, const at::Tensor &weight,
-            const at::Tensor &bias, const at::Tensor &running_mean, const at::Tensor &running_var, bool training,
-            double momentum, double eps, bool fuse_relu) {
+    // Optional tensors stay optionals: autograd records no input for them
+    // (an undefined at::Tensor input has no device and is refused).
+    static at::Tensor forward(AutogradContext *ctx, const at::Tensor &input,
+            const c10::optional<at::Tensor> &weight_arg, const c10::optional<at::Tensor> &bias_arg,
+            const c10::optional<at::Tensor> &running_mean_arg, const c10::optional<at::Tensor> &running_var_arg,
+            bool training, double momentum, double eps, bool fuse_relu) {
+        const at::Tensor weight = value_or_undefined(weight_arg), bias = value_or_undefined(bias_arg),
+                         running_mean = value_or_undefined(running_mean_arg),
+                         running_var = value_or_undefined(running_var_arg);
         TORCH_CHECK(training || (running_mean.defined() && running_var.defined()),
                 "bpg.batch_norm: running_mean and running_var are required when training is False");
         at::Tensor out, save_mean, save_invstd;
@@ -158,15 +186,16 @@ struct batch_norm_function : public torch::autograd::Function<batch_norm_functio
     }
 };
 
-at::Tensor value_or_undefined(const c10::optional<at::Tensor> &t) { return t ? *t : at::Tensor(); }
-
 } // namespace
 
 at::Tensor batch_norm(const at::Tensor &input, const c10::optional<at::Tensor> &weight,
         const c10::optional<at::Tensor> &bias, const c10::optional<at::Tensor> &running_mean,
         const c10::optional<at::Tensor> &running_var, bool training, double momentum, double eps, bool fuse_relu) {
-    return batch_norm_function::apply(input, value_or_undefined(weight), value_or_undefined(bias),
-            value_or_undefined(running_mean), value_or_undefined(running_var), training, momentum, eps, fuse_relu);
+    auto defined_or_none = [](const c10::optional<at::Tensor> &t) {
+        return t && t->defined() ? t : c10::optional<at::Tensor>();
+    };
+    return batch_norm_function::apply(input, defined_or_none(weight), defined_or_none(bias),
+            defined_or_none(running_mean), defined_or_none(running_var), training, momentum, eps, fuse_relu);
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_backward(const at::Tensor &grad_output,
