@@ -30,11 +30,36 @@ def _log_fallback(op, reason):
         print(f"bpg_torch: {op}: {reason}", file=sys.stderr)
 
 
-def _tensor_reason(input):
+_torch_has_forward = {}
+
+
+def _torch_forward_runs(op, dtype):
+    """Whether torch's CPU forward of op exists for dtype (torch 1.13 has no float16 one).
+
+    Probed once on a tiny tensor: the forward is always torch's own op.
+    """
+    key = (op, dtype)
+    if key not in _torch_has_forward:
+        probe = torch.zeros(2, 1, 2, 2, dtype=dtype)
+        try:
+            if op == "interpolate":
+                torch._C._nn.upsample_nearest2d(probe, [4, 4], None, None)
+            else:
+                torch.batch_norm(probe, None, None, None, None, True, 0.1, 1e-5, False)
+            _torch_has_forward[key] = True
+        except RuntimeError:
+            _torch_has_forward[key] = False
+    return _torch_has_forward[key]
+
+
+def _tensor_reason(input, op):
     if input.device.type != "cpu":
         return f"torch: {input.device.type} tensor; bpg runs on CPU tensors only"
     if input.dtype not in _BPG_DTYPES:
         return f"torch: {input.dtype} has no bpg kernel (bpg has float32, bfloat16, float16)"
+    if not _torch_forward_runs(op, input.dtype):
+        return (f"torch: torch {torch.__version__} has no CPU {input.dtype} {op} forward "
+                "(torch reports it)")
     return None
 
 
@@ -51,7 +76,7 @@ def _interpolate_torch_reason(input, mode, antialias):
         return "torch: antialias has no bpg kernel"
     if not torch.jit.is_scripting() and torch._C._get_tracing_state():
         return "torch: a jit trace records torch's own op"
-    return _tensor_reason(input)
+    return _tensor_reason(input, "interpolate")
 
 
 def _as_size(value):
@@ -214,7 +239,7 @@ def _batch_norm_torch_reason(input, running_mean, running_var, weight, bias, tra
         if t.device != input.device or t.dtype != input.dtype:
             return (f"torch: {name} is {t.dtype} on {t.device}, input is {input.dtype} "
                     f"on {input.device}")
-    return _tensor_reason(input)
+    return _tensor_reason(input, "batch_norm")
 
 
 def _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps,
