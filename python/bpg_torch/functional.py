@@ -53,7 +53,7 @@ def _torch_forward_runs(op, dtype):
 
 
 def _tensor_reason(input, op):
-    if input.device.type != "cpu":
+    if not input.is_cpu:
         return f"torch: {input.device.type} tensor; bpg runs on CPU tensors only"
     if input.dtype not in _BPG_DTYPES:
         return f"torch: {input.dtype} has no bpg kernel (bpg has float32, bfloat16, float16)"
@@ -109,7 +109,8 @@ def _interpolate_args(input, size, scale_factor, mode, align_corners, recompute_
     elif align_corners is None:
         align_corners = False
 
-    dim = input.dim() - 2
+    spatial = input.shape[2:]
+    dim = len(spatial)
     if size is not None and scale_factor is not None:
         raise ValueError("only one of size or scale_factor should be defined")
     if size is not None:
@@ -118,7 +119,7 @@ def _interpolate_args(input, size, scale_factor, mode, align_corners, recompute_
             if len(size) != dim:
                 raise ValueError(
                     "Input and output must have the same number of spatial dimensions, but got "
-                    f"input with spatial dimensions of {list(input.shape[2:])} and output size "
+                    f"input with spatial dimensions of {list(spatial)} and output size "
                     f"of {size}. Please provide input tensor in (N, C, d1, d2, ...,dK) format "
                     "and output size in (o1, o2, ...,oK) format.")
             output_size = list(size)
@@ -130,7 +131,7 @@ def _interpolate_args(input, size, scale_factor, mode, align_corners, recompute_
             if len(scale_factor) != dim:
                 raise ValueError(
                     "Input and scale_factor must have the same number of spatial dimensions, "
-                    f"but got input with spatial dimensions of {list(input.shape[2:])} and "
+                    f"but got input with spatial dimensions of {list(spatial)} and "
                     f"scale_factor of shape {scale_factor}. Please provide input tensor in "
                     "(N, C, d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) format.")
             scales = list(scale_factor)
@@ -143,14 +144,14 @@ def _interpolate_args(input, size, scale_factor, mode, align_corners, recompute_
         raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
     if recompute_scale_factor is not None and recompute_scale_factor:
         # torch floors in python and lets the op derive its scales from the sizes.
-        output_size = [int(math.floor(float(input.size(i + 2)) * scales[i])) for i in range(dim)]
+        output_size = [int(math.floor(float(spatial[i]) * scales[i])) for i in range(dim)]
         scales = None
 
     if scales is None:
         output_size = [_as_size(s) for s in output_size]
     else:
         scales = [float(s) for s in scales]
-        output_size = [_size_from_scale(input.size(i + 2), scales[i]) for i in range(dim)]
+        output_size = [_size_from_scale(spatial[i], scales[i]) for i in range(dim)]
     return output_size, bool(align_corners), scales
 
 
