@@ -24,10 +24,14 @@ _BPG_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
 _INT64_MAX = 2 ** 63 - 1
 
 
+# Read once, as the op library reads it.
+_VERBOSE = os.environ.get("BPG_TORCH_VERBOSE", "0") not in ("", "0")
+
+
 def _log_fallback(op, reason):
-    # The C++ op prints its own line; calls that never reach it are logged here.
-    if os.environ.get("BPG_TORCH_VERBOSE", "0") not in ("", "0"):
-        print(f"bpg_torch: {op}: {reason}", file=sys.stderr)
+    # The op library logs the calls it runs; calls that never reach it are logged here.
+    if _VERBOSE:
+        print(f"bpg_torch,{op},{reason}", file=sys.stderr)
 
 
 _torch_has_forward = {}
