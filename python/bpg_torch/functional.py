@@ -21,7 +21,6 @@ _INTERPOLATE_MODES = {
     ("linear", 3): "linear", ("bilinear", 4): "linear", ("trilinear", 5): "linear",
 }
 _BPG_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
-_INT64_MAX = 2 ** 63 - 1
 
 
 # Read once, as the op library reads it.
@@ -164,8 +163,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     """torch.nn.functional.interpolate with bpg's backward where bpg has the mode.
 
     Same signature, argument checks and forward result as torch 1.13's. nearest,
-    linear, bilinear and trilinear on CPU float32/bfloat16/float16 tensors go
-    through torch.ops.bpg.interpolate; everything else is torch's own call.
+    linear, bilinear and trilinear on CPU float32/bfloat16 tensors (and float16
+    where torch has a CPU forward for it) go through torch.ops.bpg.interpolate;
+    everything else is torch's own call.
     """
     if has_torch_function_unary(input):
         return handle_torch_function(
