@@ -214,3 +214,35 @@ def test_upsample_modules_match_torch(make):
     y_b, _, grad_b = forward_and_grad(lambda t: converted(t), x, lambda y: g)
     assert torch.equal(y_b, y_t)
     assert_close_f32(grad_b, grad_t)
+
+
+MEDIUM_CASES = [
+    ([3, 19, 13, 17], dict(scale_factor=2, mode="bilinear")),
+    ([3, 19, 13, 17], dict(scale_factor=1.3, mode="bilinear", align_corners=True)),
+    ([2, 33, 16, 20], dict(scale_factor=0.5, mode="bilinear")),
+    ([3, 19, 13, 17], dict(scale_factor=2, mode="nearest")),
+    ([2, 33, 16, 20], dict(size=[7, 31], mode="nearest")),
+    ([2, 17, 5, 9, 11], dict(scale_factor=2, mode="trilinear")),
+    ([2, 17, 5, 9, 11], dict(scale_factor=(1.5, 0.5, 2.5), mode="nearest")),
+    ([4, 35, 41], dict(scale_factor=2.5, mode="linear")),
+]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("channels_last", [False, True], ids=["contiguous", "channels_last"])
+@pytest.mark.parametrize("shape,kwargs", MEDIUM_CASES, ids=str)
+def test_medium_shapes(shape, kwargs, channels_last, dtype):
+    # Channel counts and rows past one vector's lanes, with remainders.
+    dims = len(shape) - 2
+    layout = FORMATS[dims][-1] if channels_last else torch.contiguous_format
+    x = make_input(shape, layout, dtype)
+    y_t, g, grad_t = forward_and_grad(F.interpolate, x, random_like, **kwargs)
+    y_b, _, grad_b = forward_and_grad(bpg_torch.interpolate, x, lambda y: g, **kwargs)
+    assert torch.equal(y_b, y_t)
+    assert format_flags(grad_b) == format_flags(x)
+    if dtype == torch.float32:
+        assert_close_f32(grad_b, grad_t)
+    else:
+        _, _, reference = forward_and_grad(F.interpolate, x.double(), lambda y: g.double(),
+                                           **kwargs)
+        check_low_precision_run((y_b, g, grad_b), (y_t, g, grad_t), y_t.double(), reference)
