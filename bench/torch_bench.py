@@ -178,6 +178,9 @@ def unet_step_pairs(channels_last):
             ("bpg", lambda: step(converted, optimizers[id(converted)]))]
 
 
+TINY_NAME = "tiny 1x1x2x2 bilinear, per call (us, not ms)"
+
+
 def tiny_pairs():
     # Per-call cost: a 1x1x2x2 -> 4x4 bilinear backward, op alone and through autograd.
     x = randn([1, 1, 2, 2])
@@ -210,6 +213,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="3 timed runs, 1 warm-up")
     parser.add_argument("--repeats", type=int, default=None, help="timed runs per case")
+    parser.add_argument("--only", default="", help="run the cases whose name contains this")
     args = parser.parse_args()
     repeats = args.repeats or (3 if args.quick else 15)
     warmup = 1 if args.quick else 3
@@ -228,12 +232,17 @@ def main():
     print(f"{'case':<54} {'torch bwd':>9} {'bpg bwd':>9} {'':>6}   "
           f"{'torch stp':>9} {'bpg stp':>9}")
     for name, make in CASES:
+        if args.only not in name:
+            continue
         backward, steps = make()
         row(name, median_ms(backward, repeats, warmup), median_ms(steps, repeats, warmup))
         del backward, steps
     for layout, channels_last in (("NCHW", False), ("channels_last", True)):
-        row(f"UNet step width 16, 8x3x64x64 {layout}", None,
-            median_ms(unet_step_pairs(channels_last), repeats, warmup))
+        name = f"UNet step width 16, 8x3x64x64 {layout}"
+        if args.only in name:
+            row(name, None, median_ms(unet_step_pairs(channels_last), repeats, warmup))
+    if args.only not in TINY_NAME:
+        return
     backward, steps = tiny_pairs()
     calls = 200
     tiny_backward = median_ms([(n, lambda f=f: [f() for _ in range(calls)]) for n, f in backward],
@@ -241,7 +250,7 @@ def main():
     tiny_steps = median_ms([(n, lambda f=f: [f() for _ in range(calls)]) for n, f in steps],
                            repeats, warmup)
     to_us = lambda times: {k: v * 1e3 / calls for k, v in times.items()}  # noqa: E731
-    print(f"{'tiny 1x1x2x2 bilinear, per call (us, not ms)':<54} ", end="")
+    print(f"{TINY_NAME:<54} ", end="")
     print(f"{to_us(tiny_backward)['torch']:9.2f} {to_us(tiny_backward)['bpg']:9.2f} "
           f"{tiny_backward['torch'] / tiny_backward['bpg']:5.2f}x   "
           f"{to_us(tiny_steps)['torch']:9.2f} {to_us(tiny_steps)['bpg']:9.2f} "

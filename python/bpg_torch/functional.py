@@ -21,20 +21,48 @@ _INTERPOLATE_MODES = {
     ("linear", 3): "linear", ("bilinear", 4): "linear", ("trilinear", 5): "linear",
 }
 _BPG_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
-_INT64_MAX = 2 ** 63 - 1
+
+
+# Read once, as the op library reads it.
+_VERBOSE = os.environ.get("BPG_TORCH_VERBOSE", "0") not in ("", "0")
 
 
 def _log_fallback(op, reason):
-    # The C++ op prints its own line; calls that never reach it are logged here.
-    if os.environ.get("BPG_TORCH_VERBOSE", "0") not in ("", "0"):
-        print(f"bpg_torch: {op}: {reason}", file=sys.stderr)
+    # The op library logs the calls it runs; calls that never reach it are logged here.
+    if _VERBOSE:
+        print(f"bpg_torch,{op},{reason}", file=sys.stderr)
 
 
-def _tensor_reason(input):
-    if input.device.type != "cpu":
+_torch_has_forward = {}
+
+
+def _torch_forward_runs(op, dtype):
+    """Whether torch's CPU forward of op exists for dtype (torch 1.13 has no float16 one).
+
+    Probed once on a tiny tensor: the forward is always torch's own op.
+    """
+    key = (op, dtype)
+    if key not in _torch_has_forward:
+        probe = torch.zeros(2, 1, 2, 2, dtype=dtype)
+        try:
+            if op == "interpolate":
+                torch._C._nn.upsample_nearest2d(probe, [4, 4], None, None)
+            else:
+                torch.batch_norm(probe, None, None, None, None, True, 0.1, 1e-5, False)
+            _torch_has_forward[key] = True
+        except RuntimeError:
+            _torch_has_forward[key] = False
+    return _torch_has_forward[key]
+
+
+def _tensor_reason(input, op):
+    if not input.is_cpu:
         return f"torch: {input.device.type} tensor; bpg runs on CPU tensors only"
     if input.dtype not in _BPG_DTYPES:
         return f"torch: {input.dtype} has no bpg kernel (bpg has float32, bfloat16, float16)"
+    if not _torch_forward_runs(op, input.dtype):
+        return (f"torch: torch {torch.__version__} has no CPU {input.dtype} {op} forward "
+                "(torch reports it)")
     return None
 
 
@@ -51,7 +79,7 @@ def _interpolate_torch_reason(input, mode, antialias):
         return "torch: antialias has no bpg kernel"
     if not torch.jit.is_scripting() and torch._C._get_tracing_state():
         return "torch: a jit trace records torch's own op"
-    return _tensor_reason(input)
+    return _tensor_reason(input, "interpolate")
 
 
 def _as_size(value):
@@ -84,7 +112,8 @@ def _interpolate_args(input, size, scale_factor, mode, align_corners, recompute_
     elif align_corners is None:
         align_corners = False
 
-    dim = input.dim() - 2
+    spatial = input.shape[2:]
+    dim = len(spatial)
     if size is not None and scale_factor is not None:
         raise ValueError("only one of size or scale_factor should be defined")
     if size is not None:
@@ -93,7 +122,7 @@ def _interpolate_args(input, size, scale_factor, mode, align_corners, recompute_
             if len(size) != dim:
                 raise ValueError(
                     "Input and output must have the same number of spatial dimensions, but got "
-                    f"input with spatial dimensions of {list(input.shape[2:])} and output size "
+                    f"input with spatial dimensions of {list(spatial)} and output size "
                     f"of {size}. Please provide input tensor in (N, C, d1, d2, ...,dK) format "
                     "and output size in (o1, o2, ...,oK) format.")
             output_size = list(size)
@@ -105,7 +134,7 @@ def _interpolate_args(input, size, scale_factor, mode, align_corners, recompute_
             if len(scale_factor) != dim:
                 raise ValueError(
                     "Input and scale_factor must have the same number of spatial dimensions, "
-                    f"but got input with spatial dimensions of {list(input.shape[2:])} and "
+                    f"but got input with spatial dimensions of {list(spatial)} and "
                     f"scale_factor of shape {scale_factor}. Please provide input tensor in "
                     "(N, C, d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) format.")
             scales = list(scale_factor)
@@ -118,14 +147,14 @@ def _interpolate_args(input, size, scale_factor, mode, align_corners, recompute_
         raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
     if recompute_scale_factor is not None and recompute_scale_factor:
         # torch floors in python and lets the op derive its scales from the sizes.
-        output_size = [int(math.floor(float(input.size(i + 2)) * scales[i])) for i in range(dim)]
+        output_size = [int(math.floor(float(spatial[i]) * scales[i])) for i in range(dim)]
         scales = None
 
     if scales is None:
         output_size = [_as_size(s) for s in output_size]
     else:
         scales = [float(s) for s in scales]
-        output_size = [_size_from_scale(input.size(i + 2), scales[i]) for i in range(dim)]
+        output_size = [_size_from_scale(spatial[i], scales[i]) for i in range(dim)]
     return output_size, bool(align_corners), scales
 
 
@@ -134,8 +163,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     """torch.nn.functional.interpolate with bpg's backward where bpg has the mode.
 
     Same signature, argument checks and forward result as torch 1.13's. nearest,
-    linear, bilinear and trilinear on CPU float32/bfloat16/float16 tensors go
-    through torch.ops.bpg.interpolate; everything else is torch's own call.
+    linear, bilinear and trilinear on CPU float32/bfloat16 tensors (and float16
+    where torch has a CPU forward for it) go through torch.ops.bpg.interpolate;
+    everything else is torch's own call.
     """
     if has_torch_function_unary(input):
         return handle_torch_function(
@@ -177,7 +207,7 @@ def explain(input, size=None, scale_factor=None, mode="nearest", align_corners=N
     grad_output = torch.empty(list(input.shape[:2]) + output_size, dtype=input.dtype,
                               memory_format=_memory_format_of(input))
     return torch.ops.bpg.interpolate_path(
-        grad_output, list(input.shape[2:]), _INTERPOLATE_MODES[(mode, input.dim())],
+        grad_output, list(input.shape), _INTERPOLATE_MODES[(mode, input.dim())],
         align_corners, scales)
 
 
@@ -214,7 +244,7 @@ def _batch_norm_torch_reason(input, running_mean, running_var, weight, bias, tra
         if t.device != input.device or t.dtype != input.dtype:
             return (f"torch: {name} is {t.dtype} on {t.device}, input is {input.dtype} "
                     f"on {input.device}")
-    return _tensor_reason(input)
+    return _tensor_reason(input, "batch_norm")
 
 
 def _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps,

@@ -99,5 +99,4 @@ def check_low_precision_run(bpg_run, torch_run, forward_reference, grad_referenc
     y_t, _, grad_t = torch_run
     y_b, _, grad_b = bpg_run
     assert torch.equal(y_b, y_t)
-    assert format_flags(grad_b) == format_flags(grad_t)
     assert_low_precision_ok(grad_b, grad_t, grad_reference)

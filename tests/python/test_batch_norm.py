@@ -210,3 +210,31 @@ def test_deepcopy_and_state_dict_load_into_torch():
     reference.load_state_dict(copy.deepcopy(ours).state_dict())
     for key, value in ours.state_dict().items():
         assert torch.equal(reference.state_dict()[key], value)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("relu", [False, True])
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("shape,memory_format", [
+    ([4, 37, 9, 11], torch.contiguous_format),
+    ([4, 37, 9, 11], torch.channels_last),
+    ([3, 21, 5, 6, 7], torch.channels_last_3d),
+    ([64, 35], torch.contiguous_format),
+    ([5, 19, 301], torch.contiguous_format),
+], ids=str)
+def test_medium_shapes(shape, memory_format, training, relu, dtype):
+    # Channel counts and rows past one vector's lanes, with remainders.
+    x = make_input(shape, memory_format, dtype)
+    params = parameters(x.size(1), dtype, True, True)
+    y_t, g, grads_t, mean_t, var_t = run(F.batch_norm, x, *params, training, relu)
+    y_b, _, grads_b, mean_b, var_b = run(bpg_fn(relu), x, *params, training, relu, g)
+    assert torch.equal(y_b, y_t)
+    assert torch.equal(mean_b, mean_t) and torch.equal(var_b, var_t)
+    if dtype == torch.float32:
+        for ours, theirs in zip(grads_b, grads_t):
+            assert_close_f32(ours, theirs)
+    else:
+        _, _, grads_64, _, _ = run(F.batch_norm, x.double(), *[p.double() for p in params],
+                                   training, relu, g.double())
+        check_low_precision_run((y_b, g, grads_b[0]), (y_t, g, grads_t[0]), y_t.double(),
+                                grads_64[0])

@@ -84,3 +84,24 @@ def test_verbose_log_names_the_fallback():
                             text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "torch: mode 'bicubic' has no bpg kernel" in result.stderr
+
+
+def test_float16_follows_torch_and_is_explained():
+    # The forward is torch's own op: where torch has no CPU float16 kernel, the
+    # call raises torch's error and explain() says why; otherwise bpg runs.
+    x = make_input([1, 2, 4, 4], dtype=torch.float16)
+    for name, run, explain in (
+            ("interpolate", lambda t: F.interpolate(t, scale_factor=2, mode="bilinear"),
+             lambda t: bpg_torch.explain(t, scale_factor=2, mode="bilinear")),
+            ("batch_norm", lambda t: F.batch_norm(t, None, None, training=True),
+             lambda t: bpg_torch.explain_batch_norm(t, training=True))):
+        try:
+            run(x)
+        except RuntimeError:
+            path = explain(x)
+            assert path.startswith("torch: ") and "float16" in path and name in path, path
+            with pytest.raises(RuntimeError):
+                (bpg_torch.interpolate(x, scale_factor=2, mode="bilinear")
+                 if name == "interpolate" else bpg_torch.batch_norm(x, None, None, training=True))
+        else:
+            assert explain(x).startswith("bpg"), explain(x)
