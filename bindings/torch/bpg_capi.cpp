@@ -201,6 +201,8 @@ std::shared_ptr<cached_partition> compile_interp(data_type dt, const bpg_capi_in
     entry->cp = compile_single(g, {src, diff_dst}, {diff_src}, o);
     entry->inputs = {tensor(src, engine(), nullptr), tensor(diff_dst, engine(), nullptr)};
     entry->outputs = {tensor(diff_src, engine(), nullptr)};
+    entry->bound_inputs = entry->inputs;
+    entry->bound_outputs = entry->outputs;
     entry->backend = to_string(entry->cp.get_backend());
     entry->src_bytes = src.get_mem_size();
     entry->diff_dst_bytes = diff_dst.get_mem_size();
@@ -269,12 +271,14 @@ std::shared_ptr<cached_partition> compile_bn(data_type dt, const bpg_capi_tensor
     entry->cp = compile_single(g, in, {diff_src, diff_gamma, diff_beta}, o);
     for (const logical_tensor &lt : in) entry->inputs.emplace_back(lt, engine(), nullptr);
     for (const logical_tensor &lt : {diff_src, diff_gamma, diff_beta}) entry->outputs.emplace_back(lt, engine(), nullptr);
+    entry->bound_inputs = entry->inputs;
+    entry->bound_outputs = entry->outputs;
     entry->backend = to_string(entry->cp.get_backend());
     return entry;
 }
 
-// Binds the handles (in port order) and executes. The entry's own tensor
-// vectors are reused when no other thread holds them; else a copy is bound.
+// Binds the handles (in port order) and executes. The entry's bound vectors
+// are reused when no other thread holds them; else a copy is bound.
 void run(cached_partition &e, const void *const *in, void *const *out) {
     const bool own = !e.busy.test_and_set(std::memory_order_acquire);
     struct release {
@@ -287,8 +291,8 @@ void run(cached_partition &e, const void *const *in, void *const *out) {
         in_copy = e.inputs;
         out_copy = e.outputs;
     }
-    std::vector<tensor> &ins = own ? e.inputs : in_copy;
-    std::vector<tensor> &outs = own ? e.outputs : out_copy;
+    std::vector<tensor> &ins = own ? e.bound_inputs : in_copy;
+    std::vector<tensor> &outs = own ? e.bound_outputs : out_copy;
     for (size_t i = 0; i < ins.size(); ++i) ins[i].set_data_handle(const_cast<void *>(in[i]));
     for (size_t i = 0; i < outs.size(); ++i) outs[i].set_data_handle(out[i]);
     e.cp.execute(stream(engine()), ins, outs);

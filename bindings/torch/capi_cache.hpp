@@ -50,9 +50,12 @@ struct cache_key_hash {
 
 struct cached_partition {
     bpg::compiled_partition cp;
-    // Tensors bound at execute, in port order; reused by the thread that
-    // holds `busy` (others bind a copy).
+    // Tensors bound at execute, in port order, with null handles: never
+    // changed after compile, so any thread may copy them.
     std::vector<bpg::tensor> inputs, outputs;
+    // Copies the thread holding `busy` binds in place (no allocation); a
+    // thread finding it taken binds a copy of the above.
+    std::vector<bpg::tensor> bound_inputs, bound_outputs;
     std::atomic_flag busy = ATOMIC_FLAG_INIT;
     const char *backend = "";
     size_t src_bytes = 0, diff_dst_bytes = 0; // interpolate only

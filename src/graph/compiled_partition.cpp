@@ -169,7 +169,7 @@ void compiled_partition::execute(const stream &s, const std::vector<tensor> &inp
     const bool verbose = get_verbose() >= 1;
     const double start_ms = verbose ? core::verbose_now_ms() : 0.0;
     try {
-        cp.kernel->execute(buffers);
+        cp.threads->execute([&] { cp.kernel->execute(buffers); });
     } catch (const std::bad_alloc &) {
         // Small bookkeeping outside core::allocate (containers, oneTBB tasks).
         throw error(status::out_of_memory, label(cp) + ": out of memory");

@@ -8,6 +8,7 @@
 
 #include "backends/backend.hpp"
 #include "bpg/graph.hpp"
+#include "core/partition_threads.hpp"
 
 namespace bpg {
 
@@ -49,6 +50,8 @@ struct compiled_partition::impl {
     std::unique_ptr<backends::kernel> kernel;
     backend_kind backend = backend_kind::ref;
     std::string dispatch_reason;
+    // The partition's threads and runtime (max_threads resolved at compile).
+    std::unique_ptr<core::partition_threads> threads;
     // "<pattern>,<ops>,<backend>,<ports>,<attrs>" of the bpg_verbose lines.
     std::string verbose_fields;
 };

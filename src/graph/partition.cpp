@@ -4,6 +4,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "bpg/threading.hpp"
 #include "core/layout_checks.hpp"
 #include "core/verbose.hpp"
 #include "graph/graph_internal.hpp"
@@ -171,6 +172,20 @@ backends::op_problem resolve(const op &o, const std::vector<logical_tensor> &in,
     throw error(status::invalid_argument, "unknown op kind");
 }
 
+// compile_options' threads and runtime, checked; max_threads 0 takes the
+// library default now (a later set_max_threads does not change this partition).
+core::run_threads resolved_threads(const compile_options &opts) {
+    if (opts.max_threads < 0 || opts.max_threads > core::thread_limit)
+        throw error(status::invalid_argument,
+                "compile_options.max_threads = " + std::to_string(opts.max_threads) + " must be in [0, "
+                        + std::to_string(core::thread_limit) + "] (0: bpg::get_max_threads())");
+    if (opts.runtime != threading_runtime::tbb_arena && opts.runtime != threading_runtime::openmp)
+        throw error(status::invalid_argument,
+                "compile_options.runtime = " + std::to_string(int(opts.runtime))
+                        + " is not a threading_runtime (tbb_arena or openmp)");
+    return {opts.max_threads > 0 ? opts.max_threads : get_max_threads(), opts.runtime};
+}
+
 } // namespace
 
 compiled_partition partition::compile(const std::vector<logical_tensor> &inputs,
@@ -222,15 +237,25 @@ compiled_partition partition::compile(const std::vector<logical_tensor> &inputs,
     }
     for (const logical_tensor &port : p.outputs) cp->outputs.push_back(concrete.at(port.get_id()));
 
-    const backends::backend &b = backends::choose_backend(
-            cp->problem, opts.backend, std::getenv("BPG_BACKEND"), &cp->dispatch_reason);
-    cp->backend = b.kind();
-    cp->kernel = b.compile(cp->problem);
+    // The run is set while the backends decide and compile: oneDNN sizes some
+    // primitives for the OpenMP team they will run on.
+    const core::run_threads run = resolved_threads(opts);
+    {
+        const core::run_scope scope(run);
+        const backends::backend &b = backends::choose_backend(
+                cp->problem, opts.backend, std::getenv("BPG_BACKEND"), &cp->dispatch_reason);
+        cp->backend = b.kind();
+        cp->kernel = b.compile(cp->problem);
+    }
+    cp->threads = std::make_unique<core::partition_threads>(run.max_threads, run.runtime, cp->backend == backend_kind::tbb);
     cp->verbose_fields = p.pattern + "," + graph_impl::verbose_ops(p.ops) + "," + to_string(cp->backend)
             + "," + graph_impl::verbose_ports(cp->inputs, cp->outputs) + "," + graph_impl::verbose_attrs(p.ops);
     if (get_verbose() >= 2)
         core::verbose_print("dispatch," + p.pattern + "," + graph_impl::verbose_ops(p.ops) + ","
                 + to_string(cp->backend) + "," + cp->dispatch_reason);
+    if (get_verbose() >= 2)
+        core::verbose_print("threads," + p.pattern + "," + graph_impl::verbose_ops(p.ops) + ","
+                + to_string(cp->backend) + "," + cp->threads->text());
     if (get_verbose() >= 1)
         core::verbose_print("compile," + cp->verbose_fields + "," + std::to_string(core::verbose_now_ms() - start_ms));
     return compiled_partition(cp);

@@ -17,8 +17,9 @@
 
 #include "backends/backend.hpp"
 #include "backends/dnnl/dnnl_backend.hpp"
+#include "backends/dnnl/openmp_team.hpp"
 #include "backends/dnnl/resampling_model.hpp"
-#include "bpg/threading.hpp"
+#include "core/run_threads.hpp"
 #include "support/expect_error.hpp"
 #include "support/interp_case.hpp"
 #include "support/problem_builders.hpp"
@@ -39,6 +40,17 @@ const backends::backend &dnnl_be() {
     return *b;
 }
 const backends::backend &ref_be() { return *backends::find_backend(backend_kind::ref); }
+
+// One OpenMP thread for oneDNN in the scope: the run of a partition compiled
+// with compile_options.max_threads = 1 (the backend's compile and execute
+// read it), and the calling thread's team for the model test's own primitive
+// calls. Many small executions: a busy machine (descheduled spinning OpenMP
+// workers) cannot stretch them to minutes.
+class one_thread {
+    core::run_threads run_ {1, threading_runtime::tbb_arena};
+    core::run_scope scope_ {run_};
+    backends::dnnl_impl::openmp_team_for_call team_;
+};
 
 backends::partition_problem single(const core::interpolate_bwd_problem &p) {
     return {"interpolate_bwd", {p}, {}};
@@ -208,12 +220,8 @@ resampling_kernel kernel_of(path p) { return p == path::jit ? resampling_kernel:
 // for most non-dyadic ratios) on each implementation: the model's verdict is
 // the primitive's.
 TEST(DnnlInterpolateModel, PredictsThePrimitive) {
-    // 12,000 small executions: one OpenMP thread each, so that a busy machine
-    // (descheduled spinning OpenMP workers) cannot stretch the test to minutes.
-    struct one_thread {
-        one_thread() { set_max_threads(1); }
-        ~one_thread() { set_max_threads(0); }
-    } limit;
+    // 12,000 small executions, on one_thread.
+    const one_thread limit;
     std::vector<std::pair<int64_t, int64_t>> pairs;
     for (int64_t in = 1; in <= 64; ++in)
         for (int64_t out = 1; out <= 64; ++out) pairs.push_back({in, out});
@@ -317,10 +325,7 @@ core::interpolate_bwd_problem linear_1d(int lk, int64_t in, int64_t out) {
 // Linear on every (in, out) up to 64, on the jit, simple and ref paths:
 // within f32 rounding plus the modelled weight error of the reference.
 TEST(DnnlInterpolate, LinearSweepUpTo64) {
-    struct one_thread {
-        one_thread() { set_max_threads(1); }
-        ~one_thread() { set_max_threads(0); }
-    } limit;
+    const one_thread limit;
     for (int lk = 0; lk < 3; ++lk) // NCX (simple:any), NXC (jit), padded NCX (ref:any)
         for (int64_t in = 1; in <= 64; ++in)
             for (int64_t out = 1; out <= 64; ++out) {
@@ -334,10 +339,7 @@ TEST(DnnlInterpolate, LinearSweepUpTo64) {
 // Larger axes the model accepts (weights within 2^-16) agree with the
 // reference within that bound on every path; the others are refused.
 TEST(DnnlInterpolate, LinearLargeAxes) {
-    struct one_thread {
-        one_thread() { set_max_threads(1); }
-        ~one_thread() { set_max_threads(0); }
-    } limit;
+    const one_thread limit;
     int accepted = 0, refused = 0;
     for (auto [in, out] : {std::pair<int64_t, int64_t> {300, 700}, {700, 300}, {512, 1024}, {1000, 2000},
                  {4096, 8192}, {255, 256}, {1023, 1024}, {1000, 1500}, {3000, 7000}, {100000, 200000}})

@@ -174,3 +174,28 @@ def test_thread_settings():
     assert ops.get_num_threads() == torch.get_num_threads() == before
     with pytest.raises(RuntimeError, match="set_num_threads"):
         ops.set_num_threads(-1)
+
+
+def test_concurrent_calls_share_the_cache_safely():
+    import threading
+    shapes = [(1, 3, 4, 4), (2, 2, 5, 5), (1, 3, 4, 4), (2, 2, 5, 5)]
+    errors = []
+
+    def work(shape):
+        try:
+            go = torch.randn(shape[0], shape[1], shape[2] * 2, shape[3] * 2)
+            ref = torch.ops.aten.upsample_bilinear2d_backward(go, list(go.shape[2:]), list(shape), False, None, None)
+            for _ in range(200):
+                g = ops.interpolate_backward(go, list(shape), "linear", False, None)
+                if not close(g, ref):
+                    errors.append(shape)
+                    return
+        except Exception as e:  # reported below, on the main thread
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in shapes]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not errors, errors

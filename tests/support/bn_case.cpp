@@ -69,12 +69,16 @@ std::vector<op> bn_case_ops(const bn_case &c) {
 }
 
 compiled_partition compile_bn_case(const bn_case &c, backend_kind b) {
+    compile_options opts;
+    opts.backend = b;
+    return compile_bn_case(c, opts);
+}
+
+compiled_partition compile_bn_case(const bn_case &c, const compile_options &opts) {
     graph g;
     for (const op &x : bn_case_ops(c)) g.add_op(x);
     g.finalize();
     const partition p = g.get_partitions().at(0);
-    compile_options opts;
-    opts.backend = b;
     return p.compile(p.get_input_ports(), p.get_output_ports(), engine(), opts);
 }
 

@@ -33,6 +33,7 @@ std::map<size_t, std::vector<float>> bn_inputs(const bn_case &c, uint32_t seed);
 // below; and its (fused) partition compiled for backend b.
 std::vector<op> bn_case_ops(const bn_case &c);
 compiled_partition compile_bn_case(const bn_case &c, backend_kind b);
+compiled_partition compile_bn_case(const bn_case &c, const compile_options &opts);
 
 // Outputs by id: diff_src 5, diff_gamma 6, diff_beta 7 (f32, C order).
 // read_diff_src = false skips copying diff_src back (huge tests).

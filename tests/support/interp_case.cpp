@@ -36,6 +36,12 @@ std::vector<float> diff_dst_values(const interp_case &c, uint32_t seed) {
 }
 
 compiled_partition compile_interp_case(const interp_case &c, backend_kind b) {
+    compile_options opts;
+    opts.backend = b;
+    return compile_interp_case(c, opts);
+}
+
+compiled_partition compile_interp_case(const interp_case &c, const compile_options &opts) {
     const dims src_strides = c.src_strides.empty() ? layout_strides(c.src, c.channels_last_strides) : c.src_strides;
     const dims dst_strides = c.dst_strides.empty() ? layout_strides(c.dst, c.channels_last_strides) : c.dst_strides;
     const logical_tensor src(0, c.dt, c.src, src_strides);
@@ -59,8 +65,6 @@ compiled_partition compile_interp_case(const interp_case &c, backend_kind b) {
     g.add_op(o);
     g.finalize();
     partition p = g.get_partitions().at(0);
-    compile_options opts;
-    opts.backend = b;
     return p.compile({src, dd}, {ds}, engine(), opts);
 }
 

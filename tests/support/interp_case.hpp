@@ -35,6 +35,8 @@ std::vector<float> diff_dst_values(const interp_case &c, uint32_t seed);
 // The case's one-op partition compiled for backend b: src 0, diff_dst 1,
 // diff_src 2 (in src's layout).
 compiled_partition compile_interp_case(const interp_case &c, backend_kind b);
+// The same with every compile option given (threads, runtime).
+compiled_partition compile_interp_case(const interp_case &c, const compile_options &opts);
 
 // Runs the case on backend b; returns diff_src as f32 in C order.
 std::vector<float> run_interp(const interp_case &c, backend_kind b, const std::vector<float> &dd_values);

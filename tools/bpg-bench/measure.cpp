@@ -4,6 +4,10 @@
 #include <chrono>
 #include <map>
 
+#include <tbb/task_arena.h>
+
+#include "bpg/threading.hpp"
+
 #include "../bpg-run/host_buffer.hpp"
 #include "../bpg-run/input_fill.hpp"
 #include "stream_kernel.hpp"
@@ -155,8 +159,12 @@ case_result run_case(const bench_case &c, const run_config &cfg) {
         if (pb.run) running.push_back(&pb);
     if (running.empty()) running.push_back(nullptr);
     double sum = 0;
-    const std::function<void()> stream_runs[2] = {[&] { sum += run_stream(c, b, false); },
-            [&] { sum += run_stream(c, b, true); }};
+    // The yardstick gets the threads a partition gets (--threads is the
+    // library default, bpg::set_max_threads): an arena of that many.
+    tbb::task_arena stream_arena(get_max_threads());
+    const std::function<void()> stream_runs[2] = {
+            [&] { stream_arena.execute([&] { sum += run_stream(c, b, false); }); },
+            [&] { stream_arena.execute([&] { sum += run_stream(c, b, true); }); }};
     std::vector<double> ms[2];                              // [nontemporal]
     std::vector<std::vector<double>> backend_ms(ready.size()), before_ms[2];
     before_ms[0].resize(ready.size());

@@ -224,7 +224,7 @@ std::string batchnorm_why_unsupported(const core::bn_bwd_problem &p) {
     if (!pl.refusal.empty()) return who(p) + pl.refusal;
     if (pl.empty) return {};
     const primitive_cache::entry e =
-            global_primitive_cache().get_or_create(pl.key, [&] { return create(pl, p.epsilon); });
+            team_primitive(pl.key, [&] { return create(pl, p.epsilon); });
     return e->refusal.empty() ? std::string() : who(p) + e->refusal;
 }
 
@@ -233,7 +233,7 @@ std::unique_ptr<kernel> compile_batchnorm(const core::bn_bwd_problem &p) {
     if (!pl.refusal.empty()) throw error(status::unimplemented, who(p) + pl.refusal);
     primitive_cache::entry e;
     if (!pl.empty) {
-        e = global_primitive_cache().get_or_create(pl.key, [&] { return create(pl, p.epsilon); });
+        e = team_primitive(pl.key, [&] { return create(pl, p.epsilon); });
         if (!e->refusal.empty()) throw error(status::unimplemented, who(p) + e->refusal);
     }
     return std::make_unique<batchnorm_kernel>(p, pl, std::move(e));

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "backends/dnnl/openmp_team.hpp"
 #include "bpg/status.hpp"
 #include "core/allocate.hpp"
 
@@ -74,6 +75,7 @@ void execute_on_cpu(const dnnl::primitive &p, std::unordered_map<int, dnnl::memo
         args[DNNL_ARG_SCRATCHPAD] = dnnl::memory(scratchpad_md, cpu_engine(), buffer.get());
     }
     try {
+        const openmp_team_for_call team;
         dnnl::stream s(cpu_engine());
         p.execute(s, args);
         s.wait();

@@ -51,7 +51,8 @@ bool same_strides(const core::tensor_desc &a, const core::tensor_desc &b);
 dnnl::primitive_attr user_scratchpad_attr();
 
 // Runs p once: binds a scratchpad of scratchpad_md's size (thread-local,
-// reused across calls of one thread), creates a stream, executes, waits.
+// reused across calls of one thread), creates a stream, executes, waits, on
+// an OpenMP team of the current run's max_threads (openmp_team.hpp).
 void execute_on_cpu(const dnnl::primitive &p, std::unordered_map<int, dnnl::memory> &args,
         const dnnl::memory::desc &scratchpad_md);
 

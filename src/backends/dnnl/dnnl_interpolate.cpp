@@ -177,7 +177,7 @@ cached_primitive create(const plan &pl) {
 }
 
 primitive_cache::entry lookup(const plan &pl) {
-    return global_primitive_cache().get_or_create(pl.key, [&] { return create(pl); });
+    return team_primitive(pl.key, [&] { return create(pl); });
 }
 
 class interpolate_kernel : public kernel {

@@ -1,5 +1,7 @@
 #include "backends/dnnl/primitive_cache.hpp"
 
+#include "backends/dnnl/openmp_team.hpp"
+
 namespace bpg::backends::dnnl_impl {
 
 void primitive_cache::touch(slot &s, const std::string &key) {
@@ -71,6 +73,13 @@ void primitive_cache::clear() {
 primitive_cache &global_primitive_cache() {
     static primitive_cache cache(256);
     return cache;
+}
+
+primitive_cache::entry team_primitive(const std::string &key, const primitive_cache::factory &make) {
+    return global_primitive_cache().get_or_create(key + " threads=" + std::to_string(openmp_team_size()), [&] {
+        const openmp_team_for_call team;
+        return make();
+    });
 }
 
 } // namespace bpg::backends::dnnl_impl

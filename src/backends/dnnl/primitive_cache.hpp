@@ -77,4 +77,9 @@ private:
 // The backend's single cache instance.
 primitive_cache &global_primitive_cache();
 
+// The global cache's entry of key for the current run's OpenMP team size
+// (openmp_team.hpp): created with the team set as execute will set it (oneDNN
+// sizes some primitives for it), cached per team size.
+primitive_cache::entry team_primitive(const std::string &key, const primitive_cache::factory &make);
+
 } // namespace bpg::backends::dnnl_impl

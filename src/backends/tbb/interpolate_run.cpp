@@ -7,7 +7,6 @@
 #include <vector>
 
 #include <tbb/blocked_range.h>
-#include <tbb/task_arena.h>
 
 #include "backends/tbb/convert_rows.hpp"
 #include "backends/tbb/interpolate_plan.hpp"
@@ -385,7 +384,7 @@ void run_interp_plan(const interp_plan &p, const void *diff_dst, void *diff_src)
     const int64_t units = (p.in[0] + p.split_unit - 1) / p.split_unit; // what a task split may cut
     // Enough tasks for every thread even when planes are few (NXC with N = 1);
     // the split never changes results (see interpolate_plan.hpp).
-    const int64_t threads = tbb::this_task_arena::max_concurrency();
+    const int64_t threads = tasks_at_once();
     const int64_t want = 8 * threads;
     const int64_t blocks = planes >= want
             ? 1

@@ -9,8 +9,7 @@
 
 namespace bpg::tbb_backend {
 
-void parallel_tasks_annotated(const task_range &range, void (*body)(const void *context, const task_range &r),
-        const void *context) {
+void parallel_tasks_annotated(const task_range &range, task_body body, const void *context) {
 #if defined(BPG_ANNOTATE_FOR_TSAN)
     char started = 0, finished = 0; // addresses only: this call's own sync points
     __tsan_release(&started);

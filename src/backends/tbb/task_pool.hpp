@@ -1,15 +1,14 @@
 // Working memory of the tasks of one kernel run, made before the run writes
 // any output: running out of memory (core::allocate) then leaves no output
-// partly written. One T per task that can run at once (the arena's threads,
-// at most the number of tasks); a task borrows a free one while it runs.
+// partly written. One T per task that can run at once (tasks_at_once(), at
+// most the number of tasks); a task borrows a free one while it runs.
 #pragma once
 
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
 
-#include <tbb/task_arena.h>
-
+#include "backends/tbb/parallel.hpp"
 #include "bpg/status.hpp"
 #include "core/allocate.hpp"
 
@@ -19,7 +18,7 @@ template <typename T> class task_pool {
 public:
     // make() builds one T, allocating through core::allocate.
     template <typename Make> task_pool(int64_t tasks, Make &&make) {
-        const int64_t n = std::max<int64_t>(1, std::min<int64_t>(tasks, tbb::this_task_arena::max_concurrency()));
+        const int64_t n = std::max<int64_t>(1, std::min<int64_t>(tasks, tasks_at_once()));
         items_.reserve(size_t(n));
         for (int64_t i = 0; i < n; ++i) items_.push_back(make());
         busy_ = core::allocate_array<std::atomic<bool>>(size_t(n), "task flags");
@@ -41,13 +40,14 @@ public:
     };
 
     // A task body runs no nested parallel work, so at most one per thread
-    // of the arena holds an item: one is always free.
+    // of the run (arena slot or OpenMP team member) holds an item: one is
+    // always free.
     borrowed borrow() const {
         for (size_t i = 0; i < items_.size(); ++i) {
             bool free = false;
             if (busy_[i].compare_exchange_strong(free, true, std::memory_order_acquire)) return borrowed(*this, i);
         }
-        throw error(status::runtime_error, "tbb backend: more tasks at once than threads in the arena");
+        throw error(status::runtime_error, "tbb backend: more tasks at once than threads in the run");
     }
 
 private:

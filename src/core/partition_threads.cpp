@@ -1,0 +1,61 @@
+#include "core/partition_threads.hpp"
+
+#include <algorithm>
+
+#include <tbb/info.h>
+
+#if defined(BPG_ANNOTATE_FOR_TSAN)
+#include <sanitizer/tsan_interface.h>
+#endif
+
+namespace bpg::core {
+
+partition_threads::partition_threads(int max_threads, threading_runtime runtime, bool tbb_kernels)
+    : run_ {max_threads, runtime} {
+    // One slot is reserved for the thread that calls execute, the others go
+    // to oneTBB's workers; max_threads = 1 runs everything on the caller.
+    // oneTBB has no more workers than its default concurrency (it warns on
+    // stderr when an arena asks for more): slots beyond it would stay empty.
+    if (tbb_kernels && !loops_on_openmp(run_))
+        arena_ = std::make_unique<tbb::task_arena>(std::min(max_threads, tbb::info::default_concurrency()));
+}
+
+partition_threads::~partition_threads() = default;
+
+void partition_threads::execute(const std::function<void()> &f) const {
+    if (!arena_) {
+        const run_scope scope(run_);
+        f();
+        return;
+    }
+#if defined(BPG_ANNOTATE_FOR_TSAN)
+    // Under ThreadSanitizer this file is built uninstrumented, like
+    // backends/tbb/parallel.cpp: f may run on a oneTBB worker (when every slot
+    // is taken), and TSan is told that it starts after the caller's writes and
+    // that the caller resumes after f's.
+    char entered = 0, left = 0;
+    struct leaving {
+        char *at;
+        ~leaving() { __tsan_release(at); }
+    };
+    __tsan_release(&entered);
+    arena_->execute([&] {
+        __tsan_acquire(&entered);
+        const leaving on_exit {&left};
+        const run_scope scope(run_);
+        f();
+    });
+    __tsan_acquire(&left);
+#else
+    arena_->execute([&] {
+        const run_scope scope(run_);
+        f();
+    });
+#endif
+}
+
+std::string partition_threads::text() const {
+    return "threads=" + std::to_string(run_.max_threads) + " runtime=" + to_string(run_.runtime);
+}
+
+} // namespace bpg::core
