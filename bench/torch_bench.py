@@ -5,7 +5,8 @@
 For each case: the backward op alone (torch's aten backward op against
 torch.ops.bpg's), and a training step of that layer (forward + backward through
 autograd, torch.nn.functional against bpg_torch); then the UNet training step
-of examples/torch_unet.py and the per-call time of a tiny backward. Times are
+of examples/torch_unet.py and the per-call time of a tiny backward (op alone,
+step, and the backward alone through autograd). Times are
 medians of interleaved repeated runs; "x" is torch's time over bpg_torch's.
 """
 import argparse
@@ -205,6 +206,21 @@ def tiny_pairs():
     return backward, steps
 
 
+def tiny_autograd_backward_us(calls):
+    """Per-call us of the backward alone through autograd (graph built untimed), medians."""
+    leaf = randn([1, 1, 2, 2]).requires_grad_()
+    grad = randn([1, 1, 4, 4], seed=1)
+    times = {"torch": [], "bpg": []}
+    for index in range(calls):
+        for name, fn in (("torch", F.interpolate), ("bpg", bpg_torch.interpolate)):
+            y = fn(leaf, scale_factor=2, mode="bilinear")
+            start = time.perf_counter()
+            torch.autograd.grad(y, leaf, grad)
+            if index >= calls // 10:  # the first tenth warms up
+                times[name].append((time.perf_counter() - start) * 1e6)
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
 def row(name, backward, step):
     def cell(times):
         if times is None:
@@ -262,6 +278,9 @@ def main():
             torch_us, bpg_us = pick(blocks[column]["torch"]), pick(blocks[column]["bpg"])
             cells.append(f"{torch_us:9.2f} {bpg_us:9.2f} {torch_us / bpg_us:5.2f}x")
         print(f"{TINY_NAME + ', ' + label:<54} {cells[0]}   {cells[1]}")
+    autograd_us = tiny_autograd_backward_us(200 * repeats)
+    print(f"{'tiny, us per backward through autograd, median':<54} {autograd_us['torch']:9.2f} "
+          f"{autograd_us['bpg']:9.2f} {autograd_us['torch'] / autograd_us['bpg']:5.2f}x")
 
 if __name__ == "__main__":
     main()
