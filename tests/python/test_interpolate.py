@@ -168,7 +168,7 @@ def test_explain_bpg_path(shape, memory_format, kwargs):
     assert path.startswith("bpg"), path
     # explain checks the arguments as interpolate does.
     with pytest.raises(ValueError):
-        bpg_torch.explain(x, size=4, **kwargs)
+        bpg_torch.explain(x, **dict(kwargs, size=4, scale_factor=2))
 
 
 BAD_ARGUMENTS = [
