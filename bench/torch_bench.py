@@ -5,7 +5,8 @@
 For each case: the backward op alone (torch's aten backward op against
 torch.ops.bpg's), and a training step of that layer (forward + backward through
 autograd, torch.nn.functional against bpg_torch); then the UNet training step
-of examples/torch_unet.py and the per-call time of a tiny backward. Times are
+of examples/torch_unet.py and the per-call time of a tiny backward (op alone,
+step, and the backward alone through autograd). Times are
 medians of interleaved repeated runs; "x" is torch's time over bpg_torch's.
 """
 import argparse
@@ -50,8 +51,8 @@ def commit():
         return "unknown"
 
 
-def median_ms(pairs, repeats, warmup):
-    """Median ms of each named callable; runs interleaved so drift hits all alike."""
+def timed_ms(pairs, repeats, warmup):
+    """ms of each run of each named callable; runs interleaved so drift hits all alike."""
     times = {name: [] for name, _ in pairs}
     for round_index in range(warmup + repeats):
         for name, fn in pairs:
@@ -60,7 +61,11 @@ def median_ms(pairs, repeats, warmup):
             elapsed = time.perf_counter() - start
             if round_index >= warmup:
                 times[name].append(elapsed * 1e3)
-    return {name: statistics.median(values) for name, values in times.items()}
+    return times
+
+
+def median_ms(pairs, repeats, warmup):
+    return {name: statistics.median(v) for name, v in timed_ms(pairs, repeats, warmup).items()}
 
 
 def randn(shape, layout=torch.contiguous_format, seed=0):
@@ -178,7 +183,7 @@ def unet_step_pairs(channels_last):
             ("bpg", lambda: step(converted, optimizers[id(converted)]))]
 
 
-TINY_NAME = "tiny 1x1x2x2 bilinear, per call (us, not ms)"
+TINY_NAME = "tiny 1x1x2x2 bilinear, us (not ms) per call"
 
 
 def tiny_pairs():
@@ -199,6 +204,21 @@ def tiny_pairs():
     ]
     steps = [("torch", lambda: step(F.interpolate)), ("bpg", lambda: step(bpg_torch.interpolate))]
     return backward, steps
+
+
+def tiny_autograd_backward_us(calls):
+    """Per-call us of the backward alone through autograd (graph built untimed), medians."""
+    leaf = randn([1, 1, 2, 2]).requires_grad_()
+    grad = randn([1, 1, 4, 4], seed=1)
+    times = {"torch": [], "bpg": []}
+    for index in range(calls):
+        for name, fn in (("torch", F.interpolate), ("bpg", bpg_torch.interpolate)):
+            y = fn(leaf, scale_factor=2, mode="bilinear")
+            start = time.perf_counter()
+            torch.autograd.grad(y, leaf, grad)
+            if index >= calls // 10:  # the first tenth warms up
+                times[name].append((time.perf_counter() - start) * 1e6)
+    return {name: statistics.median(values) for name, values in times.items()}
 
 
 def row(name, backward, step):
@@ -243,19 +263,24 @@ def main():
             row(name, None, median_ms(unet_step_pairs(channels_last), repeats, warmup))
     if args.only not in TINY_NAME:
         return
+    # Short blocks, many of them: on a shared machine a block that lost its core
+    # to another process is an outlier, so the least disturbed block is shown too.
     backward, steps = tiny_pairs()
-    calls = 200
-    tiny_backward = median_ms([(n, lambda f=f: [f() for _ in range(calls)]) for n, f in backward],
-                              repeats, warmup)
-    tiny_steps = median_ms([(n, lambda f=f: [f() for _ in range(calls)]) for n, f in steps],
-                           repeats, warmup)
-    to_us = lambda times: {k: v * 1e3 / calls for k, v in times.items()}  # noqa: E731
-    print(f"{TINY_NAME:<54} ", end="")
-    print(f"{to_us(tiny_backward)['torch']:9.2f} {to_us(tiny_backward)['bpg']:9.2f} "
-          f"{tiny_backward['torch'] / tiny_backward['bpg']:5.2f}x   "
-          f"{to_us(tiny_steps)['torch']:9.2f} {to_us(tiny_steps)['bpg']:9.2f} "
-          f"{tiny_steps['torch'] / tiny_steps['bpg']:5.2f}x")
-
+    calls = 50
+    blocks = {}
+    for column, pairs in (("bwd", backward), ("stp", steps)):
+        times = timed_ms([(n, lambda f=f: [f() for _ in range(calls)]) for n, f in pairs],
+                         10 * repeats, warmup)
+        blocks[column] = {n: [t * 1e3 / calls for t in v] for n, v in times.items()}
+    for label, pick in (("median", statistics.median), ("min", min)):
+        cells = []
+        for column in ("bwd", "stp"):
+            torch_us, bpg_us = pick(blocks[column]["torch"]), pick(blocks[column]["bpg"])
+            cells.append(f"{torch_us:9.2f} {bpg_us:9.2f} {torch_us / bpg_us:5.2f}x")
+        print(f"{TINY_NAME + ', ' + label:<54} {cells[0]}   {cells[1]}")
+    autograd_us = tiny_autograd_backward_us(200 * repeats)
+    print(f"{'tiny, us per backward through autograd, median':<54} {autograd_us['torch']:9.2f} "
+          f"{autograd_us['bpg']:9.2f} {autograd_us['torch'] / autograd_us['bpg']:5.2f}x")
 
 if __name__ == "__main__":
     main()

@@ -56,7 +56,8 @@ def convert(model):
     The model is changed in place; parameters and buffers are the same tensors.
     """
     if not isinstance(model, nn.Module):
-        raise TypeError(f"bpg_torch.convert: expected a torch.nn.Module, got {type(model).__name__}")
+        raise TypeError(
+            f"bpg_torch.convert: expected a torch.nn.Module, got {type(model).__name__}")
     if type(model) in _REPLACEMENTS:
         return _rebuilt_as(model, _REPLACEMENTS[type(model)])
     _convert_children(model)

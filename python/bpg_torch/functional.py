@@ -185,10 +185,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
 
 def _memory_format_of(t):
     # The format torch's kernels give their results for a tensor like t.
-    if t.dim() == 4 and not t.is_contiguous() and t.is_contiguous(memory_format=torch.channels_last):
-        return torch.channels_last
-    if t.dim() == 5 and not t.is_contiguous() and t.is_contiguous(memory_format=torch.channels_last_3d):
-        return torch.channels_last_3d
+    channels_last = {4: torch.channels_last, 5: torch.channels_last_3d}.get(t.dim())
+    if channels_last and not t.is_contiguous() and t.is_contiguous(memory_format=channels_last):
+        return channels_last
     return torch.contiguous_format
 
 
@@ -240,7 +239,8 @@ def _batch_norm_torch_reason(input, running_mean, running_var, weight, bias, tra
         if t is None:
             continue
         if t.numel() != channels:
-            return f"torch: {name} has {t.numel()} elements for {channels} channels (torch reports it)"
+            return (f"torch: {name} has {t.numel()} elements for {channels} channels "
+                    "(torch reports it)")
         if t.device != input.device or t.dtype != input.dtype:
             return (f"torch: {name} is {t.dtype} on {t.device}, input is {input.dtype} "
                     f"on {input.device}")

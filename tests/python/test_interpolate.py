@@ -155,10 +155,20 @@ def test_no_grad_forward():
     assert torch.equal(y, F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=True))
 
 
-def test_explain_bpg_path():
-    x = make_input([1, 2, 4, 4])
-    path = bpg_torch.explain(x, scale_factor=2, mode="bilinear")
+@pytest.mark.parametrize("shape,memory_format,kwargs", [
+    ([1, 2, 4, 4], torch.contiguous_format, dict(scale_factor=2, mode="bilinear")),
+    ([1, 2, 4, 4], torch.channels_last, dict(scale_factor=1.5, mode="nearest")),
+    ([1, 2, 3, 4, 4], torch.channels_last_3d, dict(size=[5, 7, 2], mode="trilinear")),
+    ([2, 3, 6], torch.contiguous_format, dict(scale_factor=0.5, mode="linear",
+                                              align_corners=True)),
+], ids=str)
+def test_explain_bpg_path(shape, memory_format, kwargs):
+    x = make_input(shape, memory_format)
+    path = bpg_torch.explain(x, **kwargs)
     assert path.startswith("bpg"), path
+    # explain checks the arguments as interpolate does.
+    with pytest.raises(ValueError):
+        bpg_torch.explain(x, **dict(kwargs, size=4, scale_factor=2))
 
 
 BAD_ARGUMENTS = [
