@@ -18,7 +18,9 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <thread>
 
 #include <tbb/blocked_range.h>
 #include <tbb/task_arena.h>
@@ -48,11 +50,13 @@ void parallel_tasks_annotated(const task_range &range, task_body body, const voi
 void parallel_tasks_openmp(const task_range &range, task_body body, const void *context, int threads);
 
 // Tests only: counts the task bodies running at once, to check that a run
-// never exceeds tasks_at_once(). Off unless a test turns it on.
+// never exceeds tasks_at_once(). Off unless a test turns it on. Each counted
+// body first sleeps hold_us, so that tasks overlap even on a busy machine.
 struct task_census {
     std::atomic<bool> on {false};
     std::atomic<int> running {0};
     std::atomic<int> peak {0};
+    std::atomic<int> hold_us {0};
 };
 inline task_census &test_task_census() {
     static task_census census;
@@ -70,6 +74,7 @@ template <typename Body> void run_task(const Body &body, const task_range &r) {
         task_census &c;
         ~leave() { c.running.fetch_sub(1, std::memory_order_acq_rel); }
     } on_exit {census};
+    if (const int us = census.hold_us.load(std::memory_order_relaxed)) std::this_thread::sleep_for(std::chrono::microseconds(us));
     body(r);
 }
 
