@@ -197,6 +197,7 @@ compiled_partition partition::compile(const std::vector<logical_tensor> &inputs,
         throw error(status::invalid_argument, where(p) + ": engine kind does not match the graph's");
     check_given(p, inputs, p.inputs, p.outputs, "input");
     check_given(p, outputs, p.outputs, p.inputs, "output");
+    const core::run_threads run = resolved_threads(opts);
 
     const double start_ms = core::verbose_now_ms();
     auto cp = std::make_shared<compiled_partition::impl>();
@@ -239,7 +240,6 @@ compiled_partition partition::compile(const std::vector<logical_tensor> &inputs,
 
     // The run is set while the backends decide and compile: oneDNN sizes some
     // primitives for the OpenMP team they will run on.
-    const core::run_threads run = resolved_threads(opts);
     {
         const core::run_scope scope(run);
         const backends::backend &b = backends::choose_backend(

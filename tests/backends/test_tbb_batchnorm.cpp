@@ -7,10 +7,10 @@
 #include <random>
 
 #include <gtest/gtest.h>
-#include <tbb/task_arena.h>
 
 #include "backends/tbb/cpu.hpp"
 #include "support/bn_case.hpp"
+#include "support/default_threads.hpp"
 
 namespace bpg::test {
 namespace {
@@ -177,9 +177,8 @@ TEST(TbbBatchNorm, SameBitsForAnyThreadCount) {
         const auto in = rough_bn_inputs(c, 9);
         std::map<size_t, std::vector<float>> first;
         for (int threads : {1, 2, 3, 8}) {
-            tbb::task_arena arena(threads);
             std::map<size_t, std::vector<float>> got;
-            arena.execute([&] { got = run_bn(c, backend_kind::tbb, in); });
+            with_default_threads(threads, [&] { got = run_bn(c, backend_kind::tbb, in); });
             if (first.empty()) first = got;
             for (auto &[id, v] : got)
                 EXPECT_EQ(0, std::memcmp(v.data(), first.at(id).data(), v.size() * 4)) << c.name() << " threads " << threads;
@@ -249,8 +248,8 @@ TEST(TbbBatchNorm, LargeOutputsMatchReference) {
         expect_close(aligned, run_bn(c, backend_kind::ref, in), c);
         c.misaligned = true;
         std::map<size_t, std::vector<float>> staged;
-        tbb::task_arena(3).execute([&] { staged = run_bn(c, backend_kind::tbb, in); });
-        tbb::task_arena(1).execute([&] { c.misaligned = false; EXPECT_EQ(run_bn(c, backend_kind::tbb, in), aligned) << c.name(); });
+        with_default_threads(3, [&] { staged = run_bn(c, backend_kind::tbb, in); });
+        with_default_threads(1, [&] { c.misaligned = false; EXPECT_EQ(run_bn(c, backend_kind::tbb, in), aligned) << c.name(); });
         for (auto &[id, v] : staged)
             EXPECT_EQ(0, std::memcmp(v.data(), aligned.at(id).data(), v.size() * 4)) << c.name() << " output " << id;
     }
@@ -262,7 +261,7 @@ void expect_reference_values_and_same_bits(bn_case c, uint32_t seed) {
     const auto in = rough_bn_inputs(c, seed);
     const auto got = run_bn(c, backend_kind::tbb, in);
     expect_close(got, run_bn(c, backend_kind::ref, in), c);
-    tbb::task_arena(3).execute([&] { EXPECT_EQ(run_bn(c, backend_kind::tbb, in), got) << c.name(); });
+    with_default_threads(3, [&] { EXPECT_EQ(run_bn(c, backend_kind::tbb, in), got) << c.name(); });
     c.misaligned = true;
     EXPECT_EQ(run_bn(c, backend_kind::tbb, in), got) << c.name() << " staged";
 }
@@ -435,7 +434,7 @@ TEST(TbbBatchNorm, LargeFusedReluOddRowsEqualsOpsRunApart) {
         const auto fused = expect_fused_equals_apart(c, 23);
         const auto in = bn_inputs(c, 23);
         for (int threads : {1, 3})
-            tbb::task_arena(threads).execute([&] {
+            with_default_threads(threads, [&] {
                 EXPECT_EQ(run_bn(c, backend_kind::tbb, in, true), fused) << c.name() << " threads " << threads;
             });
     }

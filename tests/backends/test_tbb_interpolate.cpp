@@ -8,10 +8,10 @@
 #include <random>
 
 #include <gtest/gtest.h>
-#include <tbb/task_arena.h>
 
 #include "backends/tbb/interpolate_plan.hpp"
 #include "graph/schemas/checks.hpp"
+#include "support/default_threads.hpp"
 #include "support/interp_case.hpp"
 
 namespace bpg::test {
@@ -93,8 +93,8 @@ void check_against_reference_on_1_and_3_threads(const interp_case &c, uint32_t s
     check_against_reference(c, seed);
     const auto dd = diff_dst_values(c, seed);
     std::vector<float> one, three;
-    tbb::task_arena(1).execute([&] { one = run_interp(c, backend_kind::tbb, dd); });
-    tbb::task_arena(3).execute([&] { three = run_interp(c, backend_kind::tbb, dd); });
+    with_default_threads(1, [&] { one = run_interp(c, backend_kind::tbb, dd); });
+    with_default_threads(3, [&] { three = run_interp(c, backend_kind::tbb, dd); });
     EXPECT_EQ(0, std::memcmp(one.data(), three.data(), one.size() * 4)) << c.name();
 }
 
@@ -223,9 +223,8 @@ TEST(TbbInterpolate, SameBitsForAnyThreadCount) {
         const auto dd = diff_dst_values(c, 3);
         std::vector<float> first;
         for (int threads : {1, 2, 3, 8}) {
-            tbb::task_arena arena(threads);
             std::vector<float> got;
-            arena.execute([&] { got = run_interp(c, backend_kind::tbb, dd); });
+            with_default_threads(threads, [&] { got = run_interp(c, backend_kind::tbb, dd); });
             if (first.empty()) first = got;
             else EXPECT_EQ(0, std::memcmp(first.data(), got.data(), got.size() * 4)) << c.name() << " threads " << threads;
         }

@@ -1,0 +1,184 @@
+// bpg-omp-bench: times a tbb-backend partition right after a busy OpenMP
+// parallel region of the calling thread, as it runs inside PyTorch (a torch
+// op, then bpg), with runtime tbb_arena and openmp (docs/threading.md).
+// OMP_WAIT_POLICY is left as the user has it: unset, libgomp's workers keep
+// spinning for a while after each region, which is the case measured.
+//
+//   bpg-omp-bench [--threads N] [--repeat N] [--omp-ms MS] [--gap-ms MS]
+//
+// Per case and runtime: the median execute time warm (run twice in a row
+// after a pause, the second timed: the host's OpenMP workers asleep) and
+// right after the region, and their ratio. Results in bench/NOTES.md.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <omp.h>
+
+#include "bpg/graph.hpp"
+#include "bpg/threading.hpp"
+
+namespace {
+
+using namespace bpg;
+using clock_type = std::chrono::steady_clock;
+
+double ms_since(clock_type::time_point t0) {
+    return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+// The work of a host's OpenMP op: every thread of the calling thread's
+// default team computes for about `ms`.
+volatile double omp_sink = 0;
+void busy_openmp_region(double ms) {
+    double total = 0;
+#pragma omp parallel reduction(+ : total)
+    {
+        const auto t0 = clock_type::now();
+        double x = omp_get_thread_num() + 1.0;
+        while (ms_since(t0) < ms)
+            for (int i = 0; i < 1000; ++i) x = x * 1.0000001 + 1e-9;
+        total += x;
+    }
+    omp_sink = omp_sink + total;
+}
+
+logical_tensor f32(size_t id, const dims &d) { return logical_tensor(id, data_type::f32, d); }
+
+struct bench_case {
+    std::string name;
+    graph g;
+};
+
+bench_case bn_case(const dims &s) {
+    bench_case c {"BN training NCX " + std::to_string(s[0]) + "x" + std::to_string(s[1]) + "x" + std::to_string(s[2])
+                    + "x" + std::to_string(s[3]),
+            graph()};
+    const dims k {s[1]};
+    op o(0, op::kind::BatchNormTrainingBackprop, {f32(0, s), f32(1, s), f32(2, k), f32(3, k), f32(4, k)},
+            {f32(5, s), f32(6, k), f32(7, k)});
+    o.set_attr(op::attr::epsilon, 1e-5f).set_attr(op::attr::data_format, "NCX");
+    c.g.add_op(o);
+    c.g.finalize();
+    return c;
+}
+
+bench_case bilinear_case(const dims &src) {
+    const dims dst {src[0], src[1], 2 * src[2], 2 * src[3]};
+    bench_case c {"bilinear 2x NCX " + std::to_string(src[0]) + "x" + std::to_string(src[1]) + "x"
+                    + std::to_string(src[2]) + "x" + std::to_string(src[3]),
+            graph()};
+    op o(0, op::kind::InterpolateBackprop, {f32(0, src), f32(1, dst)}, {f32(2, src)});
+    o.set_attr(op::attr::mode, "linear").set_attr(op::attr::data_format, "NCX");
+    o.set_attr(op::attr::coordinate_transformation_mode, "half_pixel");
+    o.set_attr(op::attr::sizes, std::vector<int64_t> {dst[2], dst[3]});
+    c.g.add_op(o);
+    c.g.finalize();
+    return c;
+}
+
+// One compiled partition with buffers (inputs 0.5 + i % 7 / 8: positive
+// variances), ready to execute.
+struct ready_partition {
+    compiled_partition cp;
+    std::vector<std::vector<float>> memory;
+    std::vector<tensor> ins, outs;
+
+    ready_partition(const bench_case &c, int threads, threading_runtime r) {
+        const partition p = c.g.get_partitions().at(0);
+        compile_options o;
+        o.backend = backend_kind::tbb;
+        o.max_threads = threads;
+        o.runtime = r;
+        cp = p.compile(p.get_input_ports(), p.get_output_ports(), engine(), o);
+        memory.reserve(cp.get_inputs().size() + cp.get_outputs().size());
+        for (const logical_tensor &lt : cp.get_inputs()) {
+            memory.emplace_back(lt.get_mem_size() / sizeof(float));
+            for (size_t i = 0; i < memory.back().size(); ++i) memory.back()[i] = 0.5f + float(i % 7) / 8;
+            ins.emplace_back(lt, engine(), memory.back().data());
+        }
+        for (const logical_tensor &lt : cp.get_outputs()) {
+            memory.emplace_back(lt.get_mem_size() / sizeof(float));
+            outs.emplace_back(lt, engine(), memory.back().data());
+        }
+    }
+    double run_ms() const {
+        const auto t0 = clock_type::now();
+        cp.execute(stream(engine()), ins, outs);
+        return ms_since(t0);
+    }
+};
+
+std::string cpu_model() {
+    std::ifstream f("/proc/cpuinfo");
+    for (std::string line; std::getline(f, line);)
+        if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos)
+            return line.substr(line.find(':') + 2);
+    return "unknown";
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+    int threads = 0, repeat = 15;
+    double omp_ms = 2.0, gap_ms = 30.0;
+    CLI::App app {"bpg-omp-bench: a tbb partition right after a busy OpenMP region, runtime tbb_arena vs openmp"};
+    app.add_option("--threads", threads, "max_threads of the partitions (default 0: bpg::get_max_threads())");
+    app.add_option("--repeat", repeat, "timed runs of each kind (median reported; default 15)");
+    app.add_option("--omp-ms", omp_ms, "length of the busy OpenMP region before each run (default 2)");
+    app.add_option("--gap-ms", gap_ms, "pause before each warm pair of runs, so that the OpenMP workers sleep (default 30)");
+    CLI11_PARSE(app, argc, argv);
+    if (threads < 0 || repeat < 1 || omp_ms < 0 || gap_ms < 0) {
+        std::cerr << "bpg-omp-bench: error: --threads >= 0, --repeat >= 1, --omp-ms >= 0, --gap-ms >= 0\n";
+        return 2;
+    }
+    const int n = threads > 0 ? threads : get_max_threads();
+    const char *policy = std::getenv("OMP_WAIT_POLICY");
+    std::printf("cpu: %s, %u logical cores; max_threads %d; OpenMP team %d; OMP_WAIT_POLICY %s\n", cpu_model().c_str(),
+            std::thread::hardware_concurrency(), n, omp_get_max_threads(), policy ? policy : "(unset)");
+    std::printf("%-34s %-10s %10s %12s %7s\n", "case", "runtime", "warm ms", "after omp ms", "ratio");
+    try {
+        for (const bench_case &c : {bilinear_case({8, 32, 56, 56}), bn_case({8, 64, 56, 56})}) {
+            const threading_runtime rts[] = {threading_runtime::tbb_arena, threading_runtime::openmp};
+            std::vector<ready_partition> parts;
+            for (threading_runtime r : rts) parts.emplace_back(c, n, r);
+            std::vector<double> alone[2], after[2];
+            // Interleaved rounds, so that a drift of the machine weighs on both
+            // runtimes alike; the first round warms up.
+            for (int round = 0; round <= repeat; ++round)
+                for (int k = 0; k < 2; ++k) {
+                    // Warm: the host's OpenMP workers asleep, the partition's own
+                    // threads just used (the first run of the pair wakes them).
+                    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(gap_ms));
+                    parts[size_t(k)].run_ms();
+                    const double a = parts[size_t(k)].run_ms();
+                    busy_openmp_region(omp_ms);
+                    const double b = parts[size_t(k)].run_ms();
+                    if (round == 0) continue;
+                    alone[k].push_back(a);
+                    after[k].push_back(b);
+                }
+            for (int k = 0; k < 2; ++k) {
+                const double a = median(alone[k]), b = median(after[k]);
+                std::printf("%-34s %-10s %10.3f %12.3f %7.2f\n", c.name.c_str(), to_string(rts[k]), a, b, b / a);
+            }
+        }
+    } catch (const error &e) {
+        std::cerr << "bpg-omp-bench: error: " << e.what() << "\n";
+        return 1;
+    }
+    return 0;
+}
