@@ -199,3 +199,25 @@ def test_concurrent_calls_share_the_cache_safely():
     for t in threads:
         t.join(timeout=120)
     assert not errors, errors
+
+
+def test_verbose_prints_one_line_per_call():
+    import os
+    import subprocess
+    import sys
+    code = (
+        "import torch, bpg_torch\n"
+        "go = torch.randn(1, 2, 8, 8)\n"
+        "torch.ops.bpg.interpolate_backward(go, [1, 2, 4, 4], 'linear', False, None)\n"
+        "torch.ops.bpg.interpolate_backward(go.double(), [1, 2, 4, 4], 'linear', False, None)\n"
+        "x = torch.randn(2, 3, 4, 4)\n"
+        "torch.ops.bpg.batch_norm_backward(x, x, x.mean((0, 2, 3)), torch.ones(3), None, True, 1e-5)\n"
+    )
+    env = dict(os.environ, BPG_TORCH_VERBOSE="1")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    lines = [l for l in r.stderr.splitlines() if l.startswith("bpg_torch,")]
+    assert len(lines) == 3, r.stderr
+    assert lines[0].startswith("bpg_torch,interpolate_backward,bpg ") and "cache=miss" in lines[0]
+    assert lines[1].startswith("bpg_torch,interpolate_backward,torch: ")
+    assert lines[2].startswith("bpg_torch,batch_norm_backward,bpg ")

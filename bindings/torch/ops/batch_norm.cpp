@@ -80,7 +80,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> backward(const char *op, const at
         at::MemoryFormat format) {
     const clock_type::time_point start = verbose() ? clock_type::now() : clock_type::time_point();
     const std::string reason = torch_reason(input);
-    const bpg_capi_call call = call_settings();
+    const bpg_capi_call call = call_settings(input.numel());
     const at::ScalarType weight_type = weight && weight->defined() ? weight->scalar_type() : at::kFloat;
     if (reason.empty()) {
         const at::Tensor x = dense(input, format);
@@ -221,7 +221,7 @@ std::string batch_norm_path(const at::Tensor &input, bool training, bool fuse_re
     if (!reason.empty()) return reason;
     const at::Tensor x = at::empty(input.sizes(), input.options().memory_format(dense_format(input)));
     const bpg_capi_tensor d = describe(x);
-    const bpg_capi_call call = call_settings();
+    const bpg_capi_call call = call_settings(x.numel());
     bpg_capi_outcome outcome {};
     char message[512] = "";
     const int rc = bpg_capi_batchnorm_backward(dtype_code(x.scalar_type()), &d, fuse_relu, 1, nullptr, nullptr,

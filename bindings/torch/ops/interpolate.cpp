@@ -3,6 +3,9 @@
 #include <c10/util/Exception.h>
 #include <torch/autograd.h>
 
+#include <c10/util/accumulate.h>
+
+#include <algorithm>
 #include <chrono>
 
 #include "ops/common.h"
@@ -94,7 +97,7 @@ at::Tensor backward_in_format(const at::Tensor &grad_output, at::IntArrayRef inp
     std::shared_ptr<const interp_decision> d;
     if (reason.empty()) d = decide_interpolate(p.nsp, p.in, p.out, p.nearest, align_corners, scales);
     const at::Tensor go = grad_output.contiguous(format);
-    const bpg_capi_call call = call_settings();
+    const bpg_capi_call call = call_settings(std::max(go.numel(), c10::multiply_integers(input_size)));
     if (d && d->use_bpg) {
         at::Tensor gi = at::empty(input_size, go.options().memory_format(format));
         const bpg_capi_tensor dd = describe(go), ds = describe(gi);
@@ -199,7 +202,7 @@ std::string interpolate_path(const at::Tensor &grad_output, at::IntArrayRef inpu
     const at::Tensor go = at::empty(grad_output.sizes(), grad_output.options().memory_format(format));
     const at::Tensor gi = at::empty(input_size, grad_output.options().memory_format(format));
     const bpg_capi_tensor dd = describe(go), ds = describe(gi);
-    const bpg_capi_call call = call_settings();
+    const bpg_capi_call call = call_settings(std::max(go.numel(), gi.numel()));
     bpg_capi_outcome outcome {};
     char message[512] = "";
     const int rc = bpg_capi_interpolate_backward(dtype_code(go.scalar_type()), &d->attrs, &dd, &ds, nullptr,

@@ -3,6 +3,7 @@
 #include <ATen/Parallel.h>
 #include <c10/util/Exception.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -37,10 +38,14 @@ int64_t get_num_threads() {
     return n > 0 ? n : int64_t(at::get_num_threads());
 }
 
-bpg_capi_call call_settings() {
+// Waking a team costs more than a tiny problem takes (on a busy machine a
+// descheduled team member stalls the whole region): small calls run on
+// fewer threads. bpg's results do not depend on the thread count.
+bpg_capi_call call_settings(int64_t elements) {
     static const int runtime = runtime_from_env();
     bpg_capi_call c;
-    c.max_threads = int(get_num_threads());
+    const int64_t by_size = std::max<int64_t>(1, elements / elements_per_thread);
+    c.max_threads = int(std::min(get_num_threads(), by_size));
     c.runtime = runtime;
     return c;
 }

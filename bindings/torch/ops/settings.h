@@ -12,8 +12,11 @@ namespace bpg_torch {
 void set_num_threads(int64_t n);
 // Threads the next call uses.
 int64_t get_num_threads();
-// What the next call passes to bpg (max_threads, runtime).
-bpg_capi_call call_settings();
+// What a call on tensors of `elements` elements (the largest of its
+// tensors) passes to bpg: get_num_threads(), but at most one thread per
+// elements_per_thread, and the runtime.
+constexpr int64_t elements_per_thread = 16384;
+bpg_capi_call call_settings(int64_t elements);
 const char *runtime_name(int runtime);
 // BPG_TORCH_VERBOSE=1: one line per call on stderr.
 bool verbose();
