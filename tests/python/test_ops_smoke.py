@@ -221,3 +221,25 @@ def test_verbose_prints_one_line_per_call():
     assert lines[0].startswith("bpg_torch,interpolate_backward,bpg ") and "cache=miss" in lines[0]
     assert lines[1].startswith("bpg_torch,interpolate_backward,torch: ")
     assert lines[2].startswith("bpg_torch,batch_norm_backward,bpg ")
+
+
+def test_cache_is_bounded_and_least_recently_used_goes_first():
+    import os
+    import subprocess
+    import sys
+    code = (
+        "import torch, bpg_torch\n"
+        "ops = torch.ops.bpg\n"
+        "def call(n): ops.interpolate_backward(torch.randn(1, 1, 2 * n, 2 * n), [1, 1, n, n], 'linear', False, None)\n"
+        "call(3); call(4); call(3); call(5)\n"  # 4 is the least recently used when 5 arrives
+        "print(*ops.cache_info())\n"
+        "call(3); h, m, _, _ = ops.cache_info(); print(h, m)\n"
+        "call(4); h, m, _, _ = ops.cache_info(); print(h, m)\n"
+    )
+    env = dict(os.environ, BPG_TORCH_CACHE_CAPACITY="2")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    info, after3, after4 = r.stdout.split("\n")[:3]
+    assert info == "1 3 2 2"  # hits misses size capacity
+    assert after3 == "2 3"    # 3 was kept
+    assert after4 == "2 4"    # 4 was dropped

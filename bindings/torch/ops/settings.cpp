@@ -26,6 +26,18 @@ int runtime_from_env() {
     TORCH_CHECK(false, "bpg_torch: BPG_TORCH_RUNTIME must be openmp or tbb_arena, got '", v, "'");
 }
 
+// BPG_TORCH_CACHE_CAPACITY=n (n >= 1, read once): compiled partitions kept.
+bool apply_cache_capacity_from_env() {
+    const char *v = std::getenv("BPG_TORCH_CACHE_CAPACITY");
+    if (!v || !*v) return false;
+    char *end = nullptr;
+    const long long n = std::strtoll(v, &end, 10);
+    TORCH_CHECK(*end == '\0' && n >= 1, "bpg_torch: BPG_TORCH_CACHE_CAPACITY must be an integer >= 1, got '", v,
+            "'");
+    bpg_capi_cache_set_capacity(n);
+    return true;
+}
+
 } // namespace
 
 void set_num_threads(int64_t n) {
@@ -43,6 +55,8 @@ int64_t get_num_threads() {
 // fewer threads. bpg's results do not depend on the thread count.
 bpg_capi_call call_settings(int64_t elements) {
     static const int runtime = runtime_from_env();
+    static const bool capacity_from_env = apply_cache_capacity_from_env();
+    (void)capacity_from_env;
     bpg_capi_call c;
     const int64_t by_size = std::max<int64_t>(1, elements / elements_per_thread);
     c.max_threads = int(std::min(get_num_threads(), by_size));
