@@ -8,7 +8,8 @@
 //
 // Per case and runtime: the median execute time warm (run twice in a row
 // after a pause, the second timed: the host's OpenMP workers asleep) and
-// right after the region, and their ratio. Results in bench/NOTES.md.
+// right after the region, and their ratio; then the time per call of a tiny
+// partition executed back to back. Results in bench/NOTES.md.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -175,6 +176,20 @@ int main(int argc, char **argv) {
                 const double a = median(alone[k]), b = median(after[k]);
                 std::printf("%-34s %-10s %10.3f %12.3f %7.2f\n", c.name.c_str(), to_string(rts[k]), a, b, b / a);
             }
+        }
+        // The cost of a call itself: a tiny partition executed back to back.
+        std::printf("\n%-34s %-10s %10s\n", "per call, back to back", "runtime", "us/call");
+        const bench_case tiny = bn_case({2, 3, 4, 4});
+        for (threading_runtime r : {threading_runtime::tbb_arena, threading_runtime::openmp}) {
+            const ready_partition part(tiny, n, r);
+            std::vector<double> us;
+            for (int round = 0; round < 7; ++round) {
+                constexpr int calls = 20000;
+                const auto t0 = clock_type::now();
+                for (int i = 0; i < calls; ++i) part.run_ms();
+                us.push_back(ms_since(t0) * 1000 / calls);
+            }
+            std::printf("%-34s %-10s %10.2f\n", tiny.name.c_str(), to_string(r), median(us));
         }
     } catch (const error &e) {
         std::cerr << "bpg-omp-bench: error: " << e.what() << "\n";

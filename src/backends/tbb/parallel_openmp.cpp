@@ -1,5 +1,7 @@
 // The openmp runtime's loop (parallel.hpp). Not used under ThreadSanitizer.
 #include <atomic>
+#include <chrono>
+#include <cstddef>
 #include <deque>
 #include <exception>
 #include <vector>
@@ -35,9 +37,31 @@ std::vector<task_range> cut(const task_range &range, int threads) {
 
 } // namespace
 
+// Starting a parallel region costs microseconds when the team spins, tens of
+// them when it sleeps or shares the cores with other processes: tiny runs
+// (small tensors) are cheaper on the calling thread alone.
+constexpr std::chrono::microseconds inline_budget {30};
+
 void parallel_tasks_openmp(const task_range &range, task_body body, const void *context, int threads) {
     if (range.empty()) return;
-    const std::vector<task_range> pieces = cut(range, threads);
+    std::vector<task_range> pieces = cut(range, threads);
+    // The caller first runs small pieces of the first piece (so that a large
+    // run loses little parallel time) and keeps going while the run is still
+    // tiny; the team takes whatever is left.
+    if (threads > 1) {
+        const std::vector<task_range> probe = cut(pieces.front(), threads);
+        const auto start = std::chrono::steady_clock::now();
+        size_t done = 0;
+        while (done < probe.size() && std::chrono::steady_clock::now() - start < inline_budget)
+            body(context, probe[done++]);
+        pieces.erase(pieces.begin());
+        pieces.insert(pieces.begin(), probe.begin() + std::ptrdiff_t(done), probe.end());
+        size_t whole = 0;
+        while (whole < pieces.size() && std::chrono::steady_clock::now() - start < inline_budget)
+            body(context, pieces[whole++]);
+        pieces.erase(pieces.begin(), pieces.begin() + std::ptrdiff_t(whole));
+        if (pieces.empty()) return;
+    }
     const int64_t n = int64_t(pieces.size());
     // An exception must not leave a parallel region: the first one is kept,
     // the pieces not yet started are skipped, and it is thrown here.
