@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the library and the concurrency tests (tests/concurrency) with
+# Builds the library and the concurrency and threading tests with
 # ThreadSanitizer in build-tsan/ and runs them; any data race report fails.
 # The oneTBB kernels of src/backends/tbb are instrumented too (without their
 # target_clones, see kernel_attributes.hpp), their parallel loops annotated
@@ -21,7 +21,7 @@ no_aslr=(setarch "$(uname -m)" -R)
 bash scripts/install-deps.sh
 start=$(date +%s)
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Release -DBPG_SANITIZE=thread \
-  -DBPG_TEST_GLOB='concurrency/test_*.cpp' -DBPG_BUILD_TOOLS=OFF -DBPG_BUILD_EXAMPLES=OFF -DBPG_TORCH=OFF >/dev/null
+  -DBPG_TEST_GLOB='concurrency/test_*.cpp;threading/test_*.cpp' -DBPG_BUILD_TOOLS=OFF -DBPG_BUILD_EXAMPLES=OFF -DBPG_TORCH=OFF >/dev/null
 "${no_aslr[@]}" cmake --build build-tsan -j"$jobs" # runs bpg-tests to list its tests
 "${no_aslr[@]}" ctest --test-dir build-tsan --output-on-failure -j1 --timeout 900
 echo "test-tsan: TSan build and concurrency tests in $(( $(date +%s) - start )) s"
