@@ -18,10 +18,16 @@ std::atomic<int64_t> own_threads {0};
 
 // BPG_TORCH_RUNTIME=openmp|tbb_arena, read once. OpenMP by default: torch's
 // own OpenMP workers, already spinning after a torch op, then run bpg's loops
-// instead of competing with a second pool.
+// instead of competing with a second pool. Under OMP_WAIT_POLICY=passive they
+// sleep, and waking them costs more than a oneTBB arena (bench/NOTES.md).
 int runtime_from_env() {
     const char *v = std::getenv("BPG_TORCH_RUNTIME");
-    if (!v || !*v || std::strcmp(v, "openmp") == 0) return BPG_CAPI_RUNTIME_OPENMP;
+    if (!v || !*v) {
+        const char *policy = std::getenv("OMP_WAIT_POLICY");
+        const bool passive = policy && (std::strcmp(policy, "passive") == 0 || std::strcmp(policy, "PASSIVE") == 0);
+        return passive ? BPG_CAPI_RUNTIME_TBB_ARENA : BPG_CAPI_RUNTIME_OPENMP;
+    }
+    if (std::strcmp(v, "openmp") == 0) return BPG_CAPI_RUNTIME_OPENMP;
     if (std::strcmp(v, "tbb_arena") == 0) return BPG_CAPI_RUNTIME_TBB_ARENA;
     TORCH_CHECK(false, "bpg_torch: BPG_TORCH_RUNTIME must be openmp or tbb_arena, got '", v, "'");
 }
