@@ -201,10 +201,18 @@ def test_concurrent_calls_share_the_cache_safely():
     assert not errors, errors
 
 
-def test_verbose_prints_one_line_per_call():
+def run_fresh_python(code, **env):
+    """Runs code in a new interpreter (the op library reads its settings once)."""
     import os
     import subprocess
     import sys
+    r = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, **env), capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    return r
+
+
+def test_verbose_prints_one_line_per_call():
     code = (
         "import torch, bpg_torch\n"
         "go = torch.randn(1, 2, 8, 8)\n"
@@ -213,9 +221,7 @@ def test_verbose_prints_one_line_per_call():
         "x = torch.randn(2, 3, 4, 4)\n"
         "torch.ops.bpg.batch_norm_backward(x, x, x.mean((0, 2, 3)), torch.ones(3), None, True, 1e-5)\n"
     )
-    env = dict(os.environ, BPG_TORCH_VERBOSE="1")
-    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
+    r = run_fresh_python(code, BPG_TORCH_VERBOSE="1")
     lines = [l for l in r.stderr.splitlines() if l.startswith("bpg_torch,")]
     assert len(lines) == 3, r.stderr
     assert lines[0].startswith("bpg_torch,interpolate_backward,bpg ") and "cache=miss" in lines[0]
@@ -224,9 +230,6 @@ def test_verbose_prints_one_line_per_call():
 
 
 def test_cache_is_bounded_and_least_recently_used_goes_first():
-    import os
-    import subprocess
-    import sys
     code = (
         "import torch, bpg_torch\n"
         "ops = torch.ops.bpg\n"
@@ -236,10 +239,18 @@ def test_cache_is_bounded_and_least_recently_used_goes_first():
         "call(3); h, m, _, _ = ops.cache_info(); print(h, m)\n"
         "call(4); h, m, _, _ = ops.cache_info(); print(h, m)\n"
     )
-    env = dict(os.environ, BPG_TORCH_CACHE_CAPACITY="2")
-    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
+    r = run_fresh_python(code, BPG_TORCH_CACHE_CAPACITY="2")
     info, after3, after4 = r.stdout.split("\n")[:3]
     assert info == "1 3 2 2"  # hits misses size capacity
     assert after3 == "2 3"    # 3 was kept
     assert after4 == "2 4"    # 4 was dropped
+
+
+@pytest.mark.parametrize("policy, runtime_env, runtime", [
+    ("", "", "openmp"), ("passive", "", "tbb_arena"), ("active", "", "openmp"), ("passive", "openmp", "openmp")])
+def test_runtime_default_follows_the_openmp_wait_policy(policy, runtime_env, runtime):
+    code = ("import torch, bpg_torch\n"
+            "torch.ops.bpg.interpolate_backward(torch.randn(1, 1, 4, 4), [1, 1, 2, 2], 'linear', False, None)\n")
+    env = {"BPG_TORCH_VERBOSE": "1", "OMP_WAIT_POLICY": policy, "BPG_TORCH_RUNTIME": runtime_env}
+    r = run_fresh_python(code, **env)
+    assert f"runtime={runtime}," in r.stderr, r.stderr
