@@ -11,6 +11,7 @@
 #include "ops/common.h"
 #include "ops/interpolate_maps.h"
 #include "ops/ops.h"
+#include "ops/output_memory.h"
 #include "ops/settings.h"
 
 namespace bpg_torch {
@@ -99,7 +100,7 @@ at::Tensor backward_in_format(const at::Tensor &grad_output, at::IntArrayRef inp
     const at::Tensor go = grad_output.contiguous(format);
     const bpg_capi_call call = call_settings(std::max(go.numel(), c10::multiply_integers(input_size)));
     if (d && d->use_bpg) {
-        at::Tensor gi = at::empty(input_size, go.options().memory_format(format));
+        at::Tensor gi = empty_output(input_size, format, go.options());
         const bpg_capi_tensor dd = describe(go), ds = describe(gi);
         bpg_capi_outcome outcome {};
         char message[512] = "";
