@@ -21,6 +21,7 @@ _INTERPOLATE_MODES = {
     ("linear", 3): "linear", ("bilinear", 4): "linear", ("trilinear", 5): "linear",
 }
 _BPG_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
+_bpg_interpolate = torch.ops.bpg.interpolate
 
 
 # Read once, as the op library reads it.
@@ -79,7 +80,15 @@ def _interpolate_torch_reason(input, mode, antialias):
         return "torch: antialias has no bpg kernel"
     if not torch.jit.is_scripting() and torch._C._get_tracing_state():
         return "torch: a jit trace records torch's own op"
-    return _tensor_reason(input, "interpolate")
+    reason = _tensor_reason(input, "interpolate")
+    if reason is None:
+        _fast_dtypes.add(input.dtype)
+    return reason
+
+
+# dtypes of CPU tensors that _tensor_reason accepted for interpolate.
+_fast_dtypes = set()
+_TRACING = torch._C._get_tracing_state
 
 
 def _as_size(value):
@@ -172,6 +181,19 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             interpolate, (input,), input, size=size, scale_factor=scale_factor, mode=mode,
             align_corners=align_corners, recompute_scale_factor=recompute_scale_factor,
             antialias=antialias)
+    # The common call (one number as scale_factor, a CPU dtype seen before) in
+    # few steps: per-call time matters on small tensors. The same checks and
+    # results as the general path below, which handles everything else.
+    if (size is None and not antialias and not recompute_scale_factor
+            and type(scale_factor) in (float, int) and input.is_cpu
+            and input.dtype in _fast_dtypes and (align_corners is None or mode != "nearest")
+            and not _TRACING()):
+        shape = input.shape
+        op_mode = _INTERPOLATE_MODES.get((mode, len(shape)))
+        scale = float(scale_factor)
+        if op_mode is not None and 0.0 <= scale <= 1e6:  # else _size_from_scale's checks
+            return _bpg_interpolate(input, [int(n * scale) for n in shape[2:]], op_mode,
+                                    bool(align_corners), [scale] * (len(shape) - 2))
     reason = _interpolate_torch_reason(input, mode, antialias)
     if reason is not None:
         _log_fallback("interpolate", reason)
@@ -179,7 +201,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                              recompute_scale_factor, antialias)
     output_size, align_corners, scales = _interpolate_args(
         input, size, scale_factor, mode, align_corners, recompute_scale_factor)
-    return torch.ops.bpg.interpolate(
+    return _bpg_interpolate(
         input, output_size, _INTERPOLATE_MODES[(mode, input.dim())], align_corners, scales)
 
 

@@ -30,9 +30,10 @@ bool injected_failure(size_t bytes) {
 
 } // namespace
 
-aligned_buffer allocate(size_t bytes, const std::string &what) {
+aligned_buffer allocate(size_t bytes, const char *what) {
     // aligned_alloc wants a multiple of the alignment; 0 bytes still gives a
     // distinct pointer, so an empty buffer is never mistaken for a failure.
+    // `what` becomes a string only in the error: execute paths allocate often.
     constexpr size_t align = 64;
     void *p = nullptr;
     if (bytes <= SIZE_MAX - align && !injected_failure(bytes))
@@ -43,6 +44,6 @@ aligned_buffer allocate(size_t bytes, const std::string &what) {
     return aligned_buffer(p);
 }
 
-aligned_buffer allocate(size_t bytes, const char *what) { return allocate(bytes, std::string(what)); }
+aligned_buffer allocate(size_t bytes, const std::string &what) { return allocate(bytes, what.c_str()); }
 
 } // namespace bpg::core

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "backends/tbb/size_thresholds.hpp"
 #include "core/allocate.hpp"
 #include "support/partition_kinds.hpp"
 
@@ -122,6 +123,29 @@ TEST(AllocationFaults, FusedTbbPartitionAllocatesNoIntermediate) {
     const std::vector<std::vector<uint8_t>> want = b.outputs();
     const size_t intermediate = size_t(8 * 16 * 64 * 64) * sizeof(float);
     EXPECT_FALSE(run_with_faults(cp, b, want, [&] { core::test_allocation_faults().fail_over = intermediate / 4; }));
+}
+
+// A small BatchNorm plan runs as one task with its working memory on the
+// stack: an execute allocates nothing (per-call allocations had made a tiny
+// call cost twice torch's). With the test thresholds lowered, the same
+// problem takes its working memory from core::allocate again.
+TEST(AllocationFaults, SmallBatchNormAllocatesNothing) {
+    const faults_off guard;
+    for (const kind_case &c : {kind_case {PK::bn, {2, 3, 4, 4}, false, data_type::f32},
+                 kind_case {PK::relu_into_bn_diff_dst, {2, 5, 3, 7}, false, data_type::f32}}) {
+        SCOPED_TRACE(name_of(c));
+        const compiled_partition cp = compile_case(c, backend_kind::tbb);
+        case_buffers b(cp, 7, 0xA5);
+        b.execute(cp);
+        const std::vector<std::vector<uint8_t>> want = b.outputs();
+        EXPECT_FALSE(run_with_faults(cp, b, want, [&] { core::test_allocation_faults().fail_after = 0; }));
+        struct lowered {
+            lowered() { tbb_backend::test_size_threshold_shift() = 12; }
+            ~lowered() { tbb_backend::test_size_threshold_shift() = 0; }
+        } knob;
+        const compiled_partition heap_cp = compile_case(c, backend_kind::tbb);
+        EXPECT_TRUE(run_with_faults(heap_cp, b, want, [&] { core::test_allocation_faults().fail_after = 0; }));
+    }
 }
 
 } // namespace

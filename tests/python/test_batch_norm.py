@@ -238,3 +238,25 @@ def test_medium_shapes(shape, memory_format, training, relu, dtype):
                                    training, relu, g.double())
         check_low_precision_run((y_b, g, grads_b[0]), (y_t, g, grads_t[0]), y_t.double(),
                                 grads_64[0])
+
+
+@pytest.mark.parametrize("memory_format", [torch.contiguous_format, torch.channels_last], ids=str)
+def test_gradient_of_32_mb_and_more(memory_format):
+    # Gradients this large come from the op library's huge-page allocator
+    # (bindings/torch/ops/output_memory.h): same values, an ordinary tensor.
+    shape = [2, 8, 1024, 520]  # 34 MB of f32, past the allocator's 32 MB
+    x = make_input(shape, memory_format)
+    grad = make_input(shape, memory_format, seed=1)
+    weight = make_input([8], seed=3)
+    _, mean, invstd = torch.ops.aten.native_batch_norm(x, weight, None, None, None, True, 0.1, 1e-5)
+    ours = torch.ops.bpg.batch_norm_backward(grad, x, mean, invstd, weight, True, 1e-5)
+    # Against f64: torch's f32 channels_last sums over 10^6 elements are off by 4e-5.
+    reference = torch.ops.aten.native_batch_norm_backward(
+        grad.double(), x.double(), weight.double(), None, None, mean.double(), invstd.double(),
+        True, 1e-5, [True, True, True])
+    for a, b in zip(ours, reference):
+        assert_close_f32(a, b.float())
+    assert ours[0].is_contiguous(memory_format=memory_format)
+    gi = ours[0]
+    gi.resize_(gi.numel() + 1000)  # the storage grows as torch's own does
+    assert gi.numel() == x.numel() + 1000

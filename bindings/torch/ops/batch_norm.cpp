@@ -9,6 +9,7 @@
 
 #include "ops/common.h"
 #include "ops/ops.h"
+#include "ops/output_memory.h"
 #include "ops/settings.h"
 
 namespace bpg_torch {
@@ -88,7 +89,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> backward(const char *op, const at
         const at::Tensor y = output.defined() ? with_strides_of(dense(output, format), x) : at::Tensor();
         const at::Tensor m = stats_f32(mean), v = stats_f32(variance);
         const at::Tensor g = weight && weight->defined() ? stats_f32(*weight) : at::Tensor();
-        at::Tensor gi = at::empty_strided(x.sizes(), x.strides(), x.options());
+        at::Tensor gi = empty_output(x.sizes(), x.strides(), x.options());
         at::Tensor gw = at::empty({x.size(1)}, m.options()), gb = at::empty({x.size(1)}, m.options());
         const bpg_capi_tensor d = describe(x);
         bpg_capi_outcome outcome {};

@@ -2,6 +2,7 @@
 #include <ATen/ATen.h>
 #include <c10/util/Exception.h>
 #include <torch/autograd.h>
+#include <torch/csrc/autograd/functions/utils.h>
 
 #include <c10/util/accumulate.h>
 
@@ -11,6 +12,7 @@
 #include "ops/common.h"
 #include "ops/interpolate_maps.h"
 #include "ops/ops.h"
+#include "ops/output_memory.h"
 #include "ops/settings.h"
 
 namespace bpg_torch {
@@ -99,7 +101,7 @@ at::Tensor backward_in_format(const at::Tensor &grad_output, at::IntArrayRef inp
     const at::Tensor go = grad_output.contiguous(format);
     const bpg_capi_call call = call_settings(std::max(go.numel(), c10::multiply_integers(input_size)));
     if (d && d->use_bpg) {
-        at::Tensor gi = at::empty(input_size, go.options().memory_format(format));
+        at::Tensor gi = empty_output(input_size, format, go.options());
         const bpg_capi_tensor dd = describe(go), ds = describe(gi);
         bpg_capi_outcome outcome {};
         char message[512] = "";
@@ -144,35 +146,23 @@ at::Tensor forward(const at::Tensor &input, at::IntArrayRef output_size, bool ne
     return at::upsample_trilinear3d(input, output_size, align_corners, s(0), s(1), s(2));
 }
 
-using torch::autograd::AutogradContext;
-using torch::autograd::variable_list;
+// The autograd node of interpolate: backward through bpg, the gradient in the
+// input's memory format (as torch's autograd gives it). A plain Node as
+// torch's own generated ones are, holding its attributes as C++ values: an
+// autograd::Function keeps them as IValues in a string-keyed map and wraps
+// its outputs, a few microseconds per call on tiny tensors (bench/NOTES.md).
+struct interpolate_backward_node : public torch::autograd::Node {
+    std::vector<int64_t> input_size;
+    std::string mode;
+    bool align_corners = false;
+    c10::optional<std::vector<double>> scales;
+    at::MemoryFormat format = at::MemoryFormat::Contiguous;
 
-// Forward: torch's own upsample op (identical result); backward: bpg, the
-// gradient in the input's memory format (as torch's autograd gives it).
-struct interpolate_function : public torch::autograd::Function<interpolate_function> {
-    static at::Tensor forward(AutogradContext *ctx, const at::Tensor &input, std::vector<int64_t> output_size,
-            std::string mode, bool align_corners, c10::optional<std::vector<double>> scales) {
-        TORCH_CHECK(mode == "nearest" || mode == "linear", "bpg.interpolate: mode must be 'nearest' or 'linear', got '",
-                mode, "'");
-        ctx->saved_data["input_size"] = input.sizes().vec();
-        ctx->saved_data["mode"] = mode;
-        ctx->saved_data["align_corners"] = align_corners;
-        ctx->saved_data["has_scales"] = bool(scales);
-        ctx->saved_data["scales"] = scales ? *scales : std::vector<double>();
-        ctx->saved_data["format"] = int64_t(dense_format(input));
-        at::AutoDispatchBelowADInplaceOrView guard;
-        return bpg_torch::forward(input, output_size, mode == "nearest", align_corners,
-                scales ? scales_arg(*scales) : scales_arg());
-    }
-    static variable_list backward(AutogradContext *ctx, variable_list grads) {
-        const std::vector<int64_t> input_size = ctx->saved_data["input_size"].toIntVector();
-        const std::string mode = ctx->saved_data["mode"].toStringRef();
-        const std::vector<double> scales = ctx->saved_data["scales"].toDoubleVector();
-        const bool has_scales = ctx->saved_data["has_scales"].toBool();
-        const at::Tensor gi = backward_in_format(grads[0], input_size, mode, ctx->saved_data["align_corners"].toBool(),
-                has_scales ? scales_arg(scales) : scales_arg(),
-                static_cast<at::MemoryFormat>(ctx->saved_data["format"].toInt()));
-        return {gi, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+    std::string name() const override { return "bpg::InterpolateBackward"; }
+    torch::autograd::variable_list apply(torch::autograd::variable_list &&grads) override {
+        if (!grads[0].defined()) return {at::Tensor()}; // a zero gradient
+        return {backward_in_format(grads[0], input_size, mode, align_corners,
+                scales ? scales_arg(*scales) : scales_arg(), format)};
     }
 };
 
@@ -180,10 +170,25 @@ struct interpolate_function : public torch::autograd::Function<interpolate_funct
 
 at::Tensor interpolate(const at::Tensor &input, at::IntArrayRef output_size, c10::string_view mode,
         bool align_corners, scales_arg scales) {
-    c10::optional<std::vector<double>> s;
-    if (scales) s = scales->vec();
-    return interpolate_function::apply(input, output_size.vec(), std::string(mode.data(), mode.size()),
-            align_corners, s);
+    TORCH_CHECK(mode == "nearest" || mode == "linear", "bpg.interpolate: mode must be 'nearest' or 'linear', got '",
+            std::string(mode.data(), mode.size()), "'");
+    TORCH_CHECK(!input._fw_grad(/*level=*/0).defined(), "bpg.interpolate: forward-mode AD is not supported");
+    at::Tensor out;
+    {
+        at::AutoDispatchBelowADInplaceOrView guard;
+        out = forward(input, output_size, mode == "nearest", align_corners, scales);
+    }
+    if (torch::autograd::compute_requires_grad(input)) {
+        std::shared_ptr<interpolate_backward_node> node(new interpolate_backward_node(), torch::autograd::deleteNode);
+        node->set_next_edges(torch::autograd::collect_next_edges(input));
+        node->input_size = input.sizes().vec();
+        node->mode.assign(mode.data(), mode.size());
+        node->align_corners = align_corners;
+        if (scales) node->scales = scales->vec();
+        node->format = dense_format(input);
+        torch::autograd::set_history(out, node);
+    }
+    return out;
 }
 
 at::Tensor interpolate_backward(const at::Tensor &grad_output, at::IntArrayRef input_size, c10::string_view mode,

@@ -82,8 +82,14 @@ constexpr int64_t rows_prefetch_bytes = 4096;
 BPG_ALWAYS_INLINE int64_t at(const bn_view &v, int64_t a, int64_t k, int64_t b) { return a * v.a + k * v.k + b * v.b; }
 
 // Per-channel coefficients of pass 2: ds = a*dd + c2*(src - mean) + c0.
+// K floats of a run's working memory (bn_run.cpp lays them out).
+struct float_run {
+    float *p = nullptr;
+    float *data() const { return p; }
+    float &operator[](size_t i) const { return p[i]; }
+};
 struct coeffs {
-    core::checked_vector<float> mean, a, c2, c0;
+    float_run mean, a, c2, c0;
 };
 
 // 16 consecutive elements (channels, or of a planar row) of diff_dst (g) and

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <numeric>
 
+#include "backends/tbb/parallel.hpp"
+#include "backends/tbb/size_thresholds.hpp"
+
 namespace bpg::tbb_backend {
 
 namespace {
@@ -144,6 +147,10 @@ std::string make_bn_plan(const backends::partition_problem &p, bn_plan &plan) {
         q.dgamma_id = bn->diff_gamma->id;
         q.dbeta_id = bn->diff_beta->id;
     }
+    const int64_t bytes = q.A * q.K * q.B * int64_t(size_of(q.dt));
+    q.one_task = tasks_at_once() == 1 || bytes < size_threshold(bn_one_task_max_bytes);
+    q.scratch_bytes = bn_scratch_bytes(q);
+    q.scratch_on_stack = q.scratch_bytes <= size_threshold(bn_stack_scratch_bytes);
     plan = std::move(q);
     return {};
 }

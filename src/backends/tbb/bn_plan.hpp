@@ -45,10 +45,26 @@ struct bn_plan {
     std::vector<int64_t> mean_off, var_off, gamma_off, dgamma_off, dbeta_off;
     data_type mean_dt = data_type::f32, var_dt = data_type::f32, gamma_dt = data_type::f32,
               dgamma_dt = data_type::f32, dbeta_dt = data_type::f32;
+    // Schedule: one_task runs both passes on the calling thread with no
+    // parallel loop (one-thread runs, and problems below bn_one_task_max_bytes,
+    // where a loop costs more than the work); the results are the same bits.
+    // scratch_bytes of per-channel working memory come from the stack when at
+    // most bn_stack_scratch_bytes, else from one core::allocate.
+    bool one_task = false;
+    int64_t scratch_bytes = 0;
+    bool scratch_on_stack = false;
     // Tensor ids (to find buffers at execute).
     size_t src_id = 0, dd_id = 0, ds_id = 0, mean_id = 0, var_id = 0, gamma_id = 0, dgamma_id = 0, dbeta_id = 0,
            relu_in_id = 0, relu_dd_id = 0;
 };
+
+// diff_src bytes below which a run is one task (tests lower it, see
+// size_thresholds.hpp), and the largest working memory taken on the stack.
+constexpr int64_t bn_one_task_max_bytes = int64_t(32) << 10;
+constexpr int64_t bn_stack_scratch_bytes = int64_t(4) << 10;
+
+// Bytes of the per-channel working memory run_bn_plan lays out for `plan`.
+int64_t bn_scratch_bytes(const bn_plan &plan);
 
 // A partition of one BatchNormTrainingBackprop, or ReLUBackprop feeding it.
 // Empty string and a filled plan when the kernel runs it; else why not.

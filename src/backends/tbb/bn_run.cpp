@@ -2,7 +2,9 @@
 // over the kernels of bn_kernels.hpp, the per-channel math in double from
 // kernels/bn_math.hpp, and the literal formula where it is not finite.
 #include <cmath>
+#include <algorithm>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include <tbb/blocked_range.h>
@@ -72,7 +74,45 @@ struct literal_channel {
     }
 };
 
+// Pass-1 work items and chunk-partial pairs per item (see bn_kernels.hpp).
+int64_t items_of(const bn_plan &p) { return p.planar ? p.K * p.A : (p.A + bn::vector_chunk - 1) / bn::vector_chunk; }
+int64_t pairs_per_item(const bn_plan &p) { return p.planar ? (p.B + bn::planar_chunk - 1) / bn::planar_chunk : p.K; }
+bool needs_sums(const bn_plan &p) { return !p.global_stats || p.has_diff_stats; }
+
+// The run's per-channel working arrays, carved in this order from one block
+// of bn_scratch_bytes (each array 64-byte aligned).
+struct working_memory {
+    double *mean = nullptr, *inv = nullptr, *gamma = nullptr, *db = nullptr, *s2 = nullptr, *dg = nullptr,
+           *partial = nullptr;
+    char *literal = nullptr;
+    coeffs cf;
+};
+
+// Lays the arrays out from `base` (nullptr: sizes only); returns the bytes.
+int64_t lay_out(const bn_plan &p, char *base, working_memory &w) {
+    int64_t at = 0;
+    auto take = [&](int64_t bytes) {
+        char *r = base ? base + at : nullptr;
+        at += (bytes + 63) / 64 * 64;
+        return r;
+    };
+    const int64_t K = p.K;
+    for (double **a : {&w.mean, &w.inv, &w.gamma, &w.db, &w.s2, &w.dg})
+        *a = reinterpret_cast<double *>(take(K * int64_t(sizeof(double))));
+    for (bn::float_run *a : {&w.cf.mean, &w.cf.a, &w.cf.c2, &w.cf.c0})
+        a->p = reinterpret_cast<float *>(take(K * int64_t(sizeof(float))));
+    w.partial = reinterpret_cast<double *>(
+            take(needs_sums(p) ? 2 * items_of(p) * pairs_per_item(p) * int64_t(sizeof(double)) : 0));
+    w.literal = take(K);
+    return at;
+}
+
 } // namespace
+
+int64_t bn_scratch_bytes(const bn_plan &p) {
+    working_memory sizes_only;
+    return lay_out(p, nullptr, sizes_only);
+}
 
 void run_bn_plan(const bn_plan &p, const backends::buffer_map &b) {
     if (p.empty) {
@@ -107,10 +147,24 @@ void run_bn_plan(const bn_plan &p, const backends::buffer_map &b) {
 
     const size_t K = size_t(p.K);
     // All memory of the run is taken here, before any output is written.
-    using doubles = core::checked_vector<double>;
-    doubles mean(K), inv(K), gamma(K, 1.0), db(K, 0.0), s2(K, 0.0), dg(K, 0.0);
-    coeffs cf;
-    cf.mean.resize(K), cf.a.resize(K), cf.c2.resize(K), cf.c0.resize(K);
+    alignas(64) char local[bn_stack_scratch_bytes];
+    core::aligned_buffer heap;
+    char *base = local;
+    if (!p.scratch_on_stack) {
+        heap = core::allocate(size_t(p.scratch_bytes), "BN working memory");
+        base = static_cast<char *>(heap.get());
+    }
+    working_memory w;
+    lay_out(p, base, w);
+    double *const mean = w.mean, *const inv = w.inv, *const gamma = w.gamma, *const db = w.db, *const s2 = w.s2,
+                 *const dg = w.dg, *const partial = w.partial;
+    char *const literal = w.literal;
+    coeffs &cf = w.cf;
+    std::fill(gamma, gamma + K, 1.0);
+    std::fill(db, db + K, 0.0);
+    std::fill(s2, s2 + K, 0.0);
+    std::fill(dg, dg + K, 0.0);
+    std::fill(literal, literal + K, char(0));
     for (int64_t k = 0; k < p.K; ++k) {
         mean[size_t(k)] = stat(p.mean_id, p.mean_dt, p.mean_off, k);
         inv[size_t(k)] = kernels::bn_inv_std(stat(p.var_id, p.var_dt, p.var_off, k), double(p.epsilon));
@@ -118,8 +172,7 @@ void run_bn_plan(const bn_plan &p, const backends::buffer_map &b) {
         cf.mean[size_t(k)] = float(mean[size_t(k)]);
     }
     const literal_channel lit {p, b};
-    const bool need_sums = !p.global_stats || p.has_diff_stats;
-    core::checked_vector<char> literal(K, 0);
+    const bool need_sums = needs_sums(p);
 
     // The results and pass-2 coefficients of channel k from its sums, in
     // double: one function for every schedule below, so they agree bit for bit.
@@ -140,17 +193,26 @@ void run_bn_plan(const bn_plan &p, const backends::buffer_map &b) {
         literal[k] = !p.global_stats && !(finite_inv && finite);
     };
     // Chunk partials -> channel sums, in a fixed order (the same for every schedule).
-    const int64_t items = p.planar ? p.K * p.A : (p.A + bn::vector_chunk - 1) / bn::vector_chunk;
-    const int64_t per_item = p.planar ? (p.B + bn::planar_chunk - 1) / bn::planar_chunk : p.K;
-    doubles partial(need_sums ? size_t(2 * items * per_item) : 0);
+    const int64_t items = items_of(p);
+    const int64_t per_item = pairs_per_item(p);
+    if (need_sums) std::fill(partial, partial + 2 * items * per_item, 0.0);
     const bool keep_decisions = p.planar && bn::keeps_relu_decisions(p, d);
-    const task_pool<bn::task_memory> work(std::max(items, p.K), [&] {
-        return bn::task_memory {
-                core::allocate_array<float>(p.planar ? 0 : size_t(2 * std::max(p.K, bn::lanes * relu_mask_words(p.K))),
-                        "BN working memory"),
-                core::allocate_array<uint16_t>(keep_decisions ? size_t(p.A * (p.B / bn::lanes)) : 0, "the ReLU decisions")};
-    });
-    d.work = &work;
+    // Per-task memory only where a kernel takes some: channels-last pass 1,
+    // and the kept ReLU decisions.
+    std::optional<task_pool<bn::task_memory>> work;
+    if (!p.planar || keep_decisions)
+        work.emplace(std::max(items, p.K), [&] {
+            return bn::task_memory {
+                    core::allocate_array<float>(p.planar ? 0 : size_t(2 * std::max(p.K, bn::lanes * relu_mask_words(p.K))),
+                            "BN working memory"),
+                    core::allocate_array<uint16_t>(keep_decisions ? size_t(p.A * (p.B / bn::lanes)) : 0, "the ReLU decisions")};
+        });
+    d.work = work ? &*work : nullptr;
+    // The plan's schedule: one task on this thread, or the parallel loop.
+    auto loop = [&](const task_range &range, const auto &body) {
+        if (p.one_task) inline_task(range, body);
+        else parallel_tasks(range, body);
+    };
     auto combine = [&](int64_t k) {
         double t1 = 0, t2 = 0;
         if (p.planar) {
@@ -168,15 +230,15 @@ void run_bn_plan(const bn_plan &p, const backends::buffer_map &b) {
         // then one sweep that writes diff_src (and sums when they are outputs).
         for (size_t k = 0; k < K; ++k) finish_channel(k);
         if (need_sums) {
-            parallel_tasks(tbb::blocked_range<int64_t>(0, items), [&](const tbb::blocked_range<int64_t> &r) {
-                sums(p, d, cf.mean.data(), partial.data(), r.begin(), r.end(), &cf);
+            loop(task_range(0, items), [&](const tbb::blocked_range<int64_t> &r) {
+                sums(p, d, cf.mean.data(), partial, r.begin(), r.end(), &cf);
             });
-            parallel_tasks(tbb::blocked_range<int64_t>(0, p.K, 16), [&](const tbb::blocked_range<int64_t> &r) {
+            loop(task_range(0, p.K, 16), [&](const tbb::blocked_range<int64_t> &r) {
                 for (int64_t k = r.begin(); k < r.end(); ++k) combine(k);
             });
             for (size_t k = 0; k < K; ++k) dg[k] = diff_gamma_of(k); // an output, not needed for diff_src
         } else {
-            parallel_tasks(tbb::blocked_range<int64_t>(0, p.planar ? p.A * p.K : p.A),
+            loop(task_range(0, p.planar ? p.A * p.K : p.A),
                     [&](const tbb::blocked_range<int64_t> &r) { upd(p, d, cf, r.begin(), r.end()); });
         }
     } else if (p.planar && p.K >= 8) {
@@ -189,10 +251,10 @@ void run_bn_plan(const bn_plan &p, const backends::buffer_map &b) {
         if (group > 1) {
             // Short rows: channel groups, row a of the group one run in memory.
             const int64_t groups = (p.K + group - 1) / group;
-            parallel_tasks(tbb::blocked_range<int64_t>(0, groups, 1), [&](const tbb::blocked_range<int64_t> &r) {
+            loop(task_range(0, groups, 1), [&](const tbb::blocked_range<int64_t> &r) {
                 for (int64_t g = r.begin(); g < r.end(); ++g) {
                     const int64_t k0 = g * group, k1 = std::min(p.K, k0 + group);
-                    bn::short_rows_sums(p, d, cf.mean.data(), partial.data(), k0, k1);
+                    bn::short_rows_sums(p, d, cf.mean.data(), partial, k0, k1);
                     bool any_literal = false;
                     for (int64_t k = k0; k < k1; ++k) {
                         combine(k);
@@ -206,29 +268,36 @@ void run_bn_plan(const bn_plan &p, const backends::buffer_map &b) {
                 }
             });
         } else {
-            parallel_tasks(tbb::blocked_range<int64_t>(0, p.K, 1), [&](const tbb::blocked_range<int64_t> &r) {
-                const auto task = work.borrow();
-                uint16_t *passed = task->passed.get();
+            // Both passes of channels r (with the ReLU decisions of pass 1 kept in `passed`).
+            auto channels = [&](const task_range &r, uint16_t *passed) {
                 for (int64_t k = r.begin(); k < r.end(); ++k) {
-                    if (keep_decisions) bn::relu_passed_sums(p, d, cf.mean.data(), partial.data(), k, passed);
-                    else sums(p, d, cf.mean.data(), partial.data(), k * p.A, (k + 1) * p.A);
+                    if (keep_decisions) bn::relu_passed_sums(p, d, cf.mean.data(), partial, k, passed);
+                    else sums(p, d, cf.mean.data(), partial, k * p.A, (k + 1) * p.A);
                     combine(k);
                     finish_channel(size_t(k));
                     if (literal[size_t(k)]) continue;
                     if (keep_decisions) bn::relu_passed_update(p, d, cf, k, passed);
                     else bn::planar_update_channel(p, d, cf, k);
                 }
+            };
+            loop(task_range(0, p.K, 1), [&](const tbb::blocked_range<int64_t> &r) {
+                if (keep_decisions) {
+                    const auto task = work->borrow();
+                    channels(r, task->passed.get());
+                } else {
+                    channels(r, nullptr);
+                }
             });
         }
     } else {
-        parallel_tasks(tbb::blocked_range<int64_t>(0, items), [&](const tbb::blocked_range<int64_t> &r) {
-            sums(p, d, cf.mean.data(), partial.data(), r.begin(), r.end());
+        loop(task_range(0, items), [&](const tbb::blocked_range<int64_t> &r) {
+            sums(p, d, cf.mean.data(), partial, r.begin(), r.end());
         });
-        parallel_tasks(tbb::blocked_range<int64_t>(0, p.K, 16), [&](const tbb::blocked_range<int64_t> &r) {
+        loop(task_range(0, p.K, 16), [&](const tbb::blocked_range<int64_t> &r) {
             for (int64_t k = r.begin(); k < r.end(); ++k) combine(k);
         });
         for (size_t k = 0; k < K; ++k) finish_channel(k);
-        parallel_tasks(tbb::blocked_range<int64_t>(0, p.planar ? p.A * p.K : p.A),
+        loop(task_range(0, p.planar ? p.A * p.K : p.A),
                 [&](const tbb::blocked_range<int64_t> &r) { upd(p, d, cf, r.begin(), r.end()); });
     }
 

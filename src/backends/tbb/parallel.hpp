@@ -78,7 +78,17 @@ template <typename Body> void run_task(const Body &body, const task_range &r) {
     body(r);
 }
 
+// One task on the calling thread: no parallel region, no oneTBB tasks. The
+// kernels' results never depend on how a range is cut, so this gives the
+// bits of any other cut.
+template <typename Body> void inline_task(const task_range &range, const Body &body) {
+    if (!range.empty()) run_task(body, range);
+}
+
 template <typename Body> void parallel_tasks(const task_range &range, const Body &body) {
+    // A one-thread run gains nothing from a loop: an OpenMP region of one
+    // thread still allocates its team, and oneTBB still makes its tasks.
+    if (tasks_at_once() == 1) return inline_task(range, body);
     const task_body call = [](const void *b, const task_range &r) { run_task(*static_cast<const Body *>(b), r); };
 #if defined(__SANITIZE_THREAD__)
     parallel_tasks_annotated(range, call, &body);
