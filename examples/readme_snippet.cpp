@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <vector>
-
 #include "bpg/bpg.hpp"
 
 int main() {
