@@ -18,7 +18,7 @@ int main() {
             .set_attr(op::attr::sizes, std::vector<int64_t> {3, 3});
     graph g;
     g.add_op(up);
-    g.finalize(); // every rule is checked here and at compile, never at execute
+    g.finalize(); // the ops' rules are checked here; execute checks only the buffers
     engine eng;
     stream strm(eng);
     compiled_partition cp = g.get_partitions().at(0).compile({src, diff_dst}, {diff_src}, eng);
