@@ -204,7 +204,7 @@ INSTANTIATE_TEST_SUITE_P(AllFourFiles, ConformanceRewrites, ::testing::Values(in
         });
 
 // Interpolate is linear, so its backward is the adjoint of the forward:
-// <fwd(x), g> = <x, bwd(g)>. The forward here is written from SEMANTICS.md
+// <fwd(x), g> = <x, bwd(g)>. The forward here is written from docs/semantics.md
 // with plain doubles (exact enough at these sizes), independent of src/.
 double half_pixel(int64_t o, int64_t in, int64_t out) { return (double(o) + 0.5) * double(in) / double(out) - 0.5; }
 
@@ -257,7 +257,7 @@ TEST(BpgRunOutputs, InterpolateIsTheAdjointOfAnIndependentForward) {
     }
 }
 
-// BatchNormTrainingBackprop outputs against the formulas of SEMANTICS.md,
+// BatchNormTrainingBackprop outputs against the formulas of docs/semantics.md,
 // written out here in double for the first channels.
 TEST(BpgRunOutputs, BatchNormMatchesTheFormula) {
     const auto out = run_case(bnorm, "bn-formula", "", false);
