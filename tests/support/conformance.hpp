@@ -15,10 +15,14 @@
 
 namespace bpg::test {
 
-inline bool have_conformance() { return std::string(BPG_CONFORMANCE_DIR).size() > 0; }
+// The configured folder, empty when there is none (support/conformance.cpp,
+// the one file compiled with the setting, so changing it rebuilds no test).
+const char *conformance_dir_setting();
+
+inline bool have_conformance() { return conformance_dir_setting()[0] != '\0'; }
 
 // Path of one file of the conformance folder.
-inline std::string conformance(const std::string &file) { return std::string(BPG_CONFORMANCE_DIR) + "/" + file; }
+inline std::string conformance(const std::string &file) { return std::string(conformance_dir_setting()) + "/" + file; }
 
 } // namespace bpg::test
 
