@@ -31,7 +31,7 @@ struct block {
     int64_t W() const { return 2 * w; }
 };
 
-// Bilinear half_pixel upsample weights of one axis (SEMANTICS.md): output o
+// Bilinear half_pixel upsample weights of one axis (docs/semantics.md): output o
 // reads floor(s) and floor(s)+1 with s = (o + 0.5) / 2 - 0.5 clamped to [0, in-1].
 void taps(int64_t o, int64_t in, int64_t &i0, int64_t &i1, double &w1) {
     double s = std::clamp((double(o) + 0.5) * double(in) / double(2 * in) - 0.5, 0.0, double(in - 1));

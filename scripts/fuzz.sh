@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang (ASan + UBSan) in build-fuzz/ and
 # runs each for SECONDS seconds (default 60) on a seed corpus taken from
-# ../shared/conformance (JSON graphs) and generated .npy files.
+# examples/graphs, oneDNN's conformance JSON graphs when present
+# (BPG_CONFORMANCE_DIR, default ../shared/conformance/onednn-graph-json
+# beside the source tree) and generated .npy files.
 #   bash scripts/fuzz.sh [SECONDS] [TARGET...]     targets: fuzz_json_graph fuzz_npy
 # Findings (crash-*, leak-*, timeout-*) are written to build-fuzz/findings/;
 # the script exits non-zero if a target found anything.
@@ -24,7 +26,9 @@ cmake --build build-fuzz -j"$jobs" --target "${targets[@]}" make_npy_seeds
 # directories themselves stay as given.
 corpus=build-fuzz/corpus
 mkdir -p "$corpus/seed_json" "$corpus/fuzz_json_graph" "$corpus/seed_npy" "$corpus/fuzz_npy" build-fuzz/findings
-cp ../shared/conformance/onednn-graph-json/*.json examples/graphs/*.json "$corpus/seed_json/"
+cp examples/graphs/*.json "$corpus/seed_json/"
+conformance="${BPG_CONFORMANCE_DIR-../shared/conformance/onednn-graph-json}"
+if [ -n "$conformance" ] && [ -d "$conformance" ]; then cp "$conformance"/*.json "$corpus/seed_json/"; fi
 # Recipes of fuzz/json_generator.hpp (first byte < 0x10), so deep, long and
 # duplicate-key documents are in the corpus from the start.
 printf '\000\237\206\001\000\125\000' >"$corpus/seed_json/recipe-deep-100000"

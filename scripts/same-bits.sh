@@ -12,8 +12,9 @@
 set -uo pipefail
 old="$1"; new="$2"
 here="$(cd "$(dirname "$0")" && pwd)"
-json="$here/../../shared/conformance/onednn-graph-json"
-[ -d "$json" ] || json="$here/../shared/conformance/onednn-graph-json"
+# oneDNN's conformance graphs: BPG_CONFORMANCE_DIR, else beside the source tree.
+json="${BPG_CONFORMANCE_DIR:-$here/../../shared/conformance/onednn-graph-json}"
+[ -d "$json" ] || { echo "same-bits.sh: no conformance graphs in $json; set BPG_CONFORMANCE_DIR" >&2; exit 2; }
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 fail=0; cases=0
 for s in 2x40x7x7 3x20x14x14 2x17x31x33 2x64x9x9 2x48x11x13 3x80x5x7 2x3x33x31 2x7x19x17 2x15x9x11 \

@@ -6,8 +6,8 @@
 // state is checked at compile; a violation throws bpg::error naming the DML
 // operator, the field, the value and the rule (invalid_* statuses), and legal
 // DirectML that bpg cannot compute throws status::unimplemented. A compiled
-// operator builds the equivalent bpg graph op (SEMANTICS.md, "DirectML mapping
-// facts"; docs/dml.md) and runs it on the backend the dispatch rule picks.
+// operator builds the equivalent bpg graph op (docs/semantics.md, "DirectML
+// operators"; docs/dml.md) and runs it on the backend the dispatch rule picks.
 //
 //   bpg::dml::compiled_operator op = bpg::dml::compile(desc);   // once
 //   op.execute({input_gradient}, {output_gradient});            // many times

@@ -83,7 +83,7 @@ private:
 
 const char *to_string(op::kind k);
 const char *to_string(op::attr a);
-// Canonical names and the aliases of SEMANTICS.md; false when unknown.
+// Canonical names and the aliases of docs/semantics.md; false when unknown.
 bool op_kind_from_string(const std::string &s, op::kind &k);
 bool attr_from_string(const std::string &s, op::attr &a);
 // Every op kind and attribute; every name accepted for a kind (canonical first).

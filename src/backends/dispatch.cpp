@@ -80,7 +80,7 @@ const backend *find_backend(backend_kind k) { return find_in(registered_backends
 //   1. tbb  - our oneTBB kernels: faster than oneDNN on every interpolate
 //             case of bpg-bench and on NCX BN, level with it or faster on
 //             NXC BN f32 (README, "Performance"); they run every layout;
-//   2. dnnl - oneDNN 2.6 primitives, where they compute SEMANTICS.md exactly;
+//   2. dnnl - oneDNN 2.6 primitives, where they compute docs/semantics.md exactly;
 //   3. ref  - the reference, which runs everything.
 // One exception, where oneDNN measured faster: dnnl goes before tbb for
 // BatchNormTrainingBackprop training on small channels-last bf16 data

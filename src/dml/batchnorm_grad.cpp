@@ -1,6 +1,6 @@
 // DML_BATCH_NORMALIZATION_GRAD_OPERATOR_DESC and
 // DML_BATCH_NORMALIZATION_TRAINING_GRAD_OPERATOR_DESC -> bpg
-// BatchNormTrainingBackprop with rank-matched statistics (SEMANTICS.md: the
+// BatchNormTrainingBackprop with rank-matched statistics (docs/semantics.md: the
 // reduction set is the axes where Mean has size 1). GRAD is the
 // use_global_stats formula, TRAINING_GRAD the training one. DirectML allows
 // 1 to 8 dimensions, bpg 2 to 8: a 1-D operator gets a leading axis of size 1
@@ -37,7 +37,7 @@ void check_epsilon(const char *name, float eps) {
     if (eps < 0.f)
         fail(name, status::unimplemented,
                 "Epsilon = " + std::to_string(eps)
-                        + " is negative; bpg's BatchNormTrainingBackprop requires epsilon >= 0 (SEMANTICS.md)");
+                        + " is negative; bpg's BatchNormTrainingBackprop requires epsilon >= 0 (docs/semantics.md)");
 }
 
 // Every Mean axis is 1 (summed over) or the Input's size (kept): the

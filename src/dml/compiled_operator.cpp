@@ -1,7 +1,7 @@
 // compiled_operator: a bpg partition compiled for a DirectML operator, bound
 // in DirectML's order. FLOAT16 statistics of batch normalization pass through
 // dense f32 copies, because bpg's BatchNormTrainingBackprop keeps statistics
-// in f32 for 16-bit data (SEMANTICS.md dtypes).
+// in f32 for 16-bit data (docs/semantics.md dtypes).
 #include <cstdint>
 #include <tuple>
 

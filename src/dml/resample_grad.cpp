@@ -8,7 +8,7 @@
 //   - missing N and C are axes of size 1; the other axes are spatial, NCX;
 //   - Scales, InputPixelOffsets, OutputPixelOffsets of the spatial axes become
 //     the scales / input_pixel_offsets / output_pixel_offsets attributes
-//     (SEMANTICS.md: s = (o - output_offset) / scale - input_offset);
+//     (docs/semantics.md: s = (o - output_offset) / scale - input_offset);
 //   - NEAREST_NEIGHBOR rounds by RoundingDirection (increasing: floor(s + 0.5)
 //     = round_prefer_ceil; decreasing: round_prefer_floor); LINEAR is linear.
 #include <cmath>

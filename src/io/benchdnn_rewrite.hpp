@@ -1,5 +1,5 @@
 // benchdnn --graph rewrite knobs, so that the command lines of oneDNN's
-// harness files (shared/conformance/.../benchdnn_harness_lines.txt) run here:
+// harness files (tests/benchdnn/inputs/graph/.../harness_*) run here:
 //   --dt=bf16                          floating data tensors to bf16 (BN statistics stay f32)
 //   --in-shapes=0:2x17x17*acb+1:2x17x21*acb   input shapes, optionally a memory tag
 //   --op-attrs=0:scales:2x0.5*mode:linear     attributes of op 0 ('x' separates list values)

@@ -1,4 +1,4 @@
-// BatchNormTrainingBackprop math (SEMANTICS.md), as small pure functions of one
+// BatchNormTrainingBackprop math (docs/semantics.md), as small pure functions of one
 // element or one channel, templated on the accumulation type: the reference
 // uses double, the fast kernels float.
 //

@@ -1,6 +1,6 @@
 // The oneDNN backend's InterpolateBackprop (resampling_backward):
 //  - the f32 arithmetic model (resampling_model.hpp) predicts, pair by pair,
-//    where oneDNN's nearest ranges differ from SEMANTICS.md, checked against
+//    where oneDNN's nearest ranges differ from docs/semantics.md, checked against
 //    the primitive itself on its three implementations;
 //  - every supported case agrees with the reference backend (nearest: same
 //    bits; linear: within the f32 rounding plus the modelled weight error);
@@ -154,7 +154,7 @@ TEST(DnnlInterpolateModel, NearestMismatchesUpTo64) {
     // A reason names the output, the tie and both inputs.
     const std::string why = nearest_axis_mismatch(resampling_kernel::jit, 28, 2);
     EXPECT_NE(why.find("exact tie"), std::string::npos) << why;
-    EXPECT_NE(why.find("SEMANTICS.md reads input"), std::string::npos) << why;
+    EXPECT_NE(why.find("docs/semantics.md reads input"), std::string::npos) << why;
 }
 
 TEST(DnnlInterpolateModel, LinearExactForSmallAndDyadicSizes) {
@@ -177,7 +177,7 @@ enum class path { jit, simple, ref };
 
 // A 1-D nearest resampling_backward forced onto one implementation by its
 // layout: nwc -> jit, dense ncw -> simple, padded ncw -> ref. Returns true
-// when diff_src equals SEMANTICS.md's (values o + 1 expose any misplaced o).
+// when diff_src equals docs/semantics.md's (values o + 1 expose any misplaced o).
 bool primitive_matches_semantics(path which, int64_t in, int64_t out, std::string *impl) {
     using md = dnnl::memory::desc;
     const dnnl::engine eng(dnnl::engine::kind::cpu, 0);
@@ -301,7 +301,7 @@ TEST(DnnlInterpolate, MatchesReferenceOnRandomShapes) {
                         if (!why.empty()) {
                             // Only the modelled f32 tie cases are refused here.
                             EXPECT_EQ(mode, interp_mode::nearest) << describe(p) << ": " << why;
-                            EXPECT_NE(why.find("SEMANTICS.md reads input"), std::string::npos) << why;
+                            EXPECT_NE(why.find("docs/semantics.md reads input"), std::string::npos) << why;
                             ++refused;
                             continue;
                         }
@@ -399,7 +399,7 @@ TEST(DnnlInterpolate, StridesPytorchHalfPixelAndEmptyTensors) {
 }
 
 // Through the public API: compile_options{dnnl} runs on oneDNN and gives the
-// reference's bits for nearest (golden values of SEMANTICS.md too).
+// reference's bits for nearest (golden values of docs/semantics.md too).
 TEST(DnnlInterpolate, PublicApiGoldenAndLayouts) {
     interp_case golden;
     golden.mode = "nearest";

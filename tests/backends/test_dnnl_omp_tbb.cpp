@@ -7,8 +7,8 @@
 // tbb::parallel_for workload back to back (each alone, many times) and
 // alternating (one of each, many times), and prints the per-call medians and
 // their ratios. Compare runs under different environments, e.g.
-//   bpg-tests --gtest_filter='DnnlOmpTbb.*'
-//   OMP_WAIT_POLICY=passive bpg-tests --gtest_filter='DnnlOmpTbb.*'
+//   bpg-tests-backends --gtest_filter='DnnlOmpTbb.*'
+//   OMP_WAIT_POLICY=passive bpg-tests-backends --gtest_filter='DnnlOmpTbb.*'
 // BPG_OMP_TBB_REPS sets the number of calls (default 20, kept small so the
 // suite stays fast), BPG_OMP_TBB_SCALE multiplies both workloads' sizes. The
 // "alone" tbb baseline is clean when the test runs in its own process (as

@@ -160,7 +160,7 @@ TEST(DmlBatchNormTrainingGrad, MappingMatchesTheGraphOpBitForBit) {
 
 // The formulas, in f64, over the axes where Mean has size 1. GRAD: the
 // DirectML document's three outputs. TRAINING_GRAD: the gradient through the
-// batch statistics (SEMANTICS.md).
+// batch statistics (docs/semantics.md).
 std::vector<std::vector<double>> formulas(const bn_setup &s, bool training) {
     const dml_tensor &x = s.t[0], &dy = s.t[1], &mean = s.t[2];
     const size_t n = x.count(), m_count = mean.count();

@@ -48,7 +48,7 @@ struct resample_setup {
 // The DirectML document: nearest-neighbor, 1.5x in width and 0.5x in height;
 // InputGradient [4, 5, 6] gives OutputGradient [[9, 6], [0, 0]]. Half-pixel
 // offsets (ONNX Runtime's mapping: InputPixelOffset 0.5, OutputPixelOffset
-// -0.5), and ties rounded down, as SEMANTICS.md states.
+// -0.5), and ties rounded down, as docs/semantics.md states.
 TEST(DmlResampleGrad, WorkedExampleOfTheDirectMLDocument) {
     for (backend_kind b : {backend_kind::auto_select, backend_kind::ref, backend_kind::tbb}) {
         resample_setup s(tensor_data_type::float32, {1, 1, 1, 3}, {1, 1, 2, 2}, {1, 1, 0.5f, 1.5f},

@@ -1,5 +1,5 @@
 // The whole public path: graph -> partitions -> compile -> execute, on the
-// golden values of SEMANTICS.md, plus compile- and execute-time errors.
+// golden values of docs/semantics.md, plus compile- and execute-time errors.
 #include <cstdlib>
 #include <numeric>
 

@@ -1,4 +1,4 @@
-// Every InterpolateBackprop rule of SEMANTICS.md: one row that breaks it (the
+// Every InterpolateBackprop rule of docs/semantics.md: one row that breaks it (the
 // error names the op id, the attribute or tensor, and the rule) and rows that
 // show the valid forms are accepted.
 #include <cmath>

@@ -12,13 +12,14 @@
 #include <nlohmann/json.hpp>
 
 #include "bpg/json.hpp"
+#include "support/conformance.hpp"
 
 namespace {
 
 using namespace bpg;
 using json = nlohmann::ordered_json;
 
-const std::string conformance_dir = BPG_SHARED_DIR "/conformance/onednn-graph-json/";
+const std::string conformance_dir = bpg::test::conformance("");
 
 void expect_same_doc(const graph_document &a, const graph_document &b) {
     EXPECT_EQ(a.version, b.version);
@@ -73,7 +74,8 @@ json &op0(json &doc) { return doc["graph"][0]; }
 
 // ---- the conformance files ------------------------------------------------
 
-TEST(JsonGraph, ParsesInterpolateBwd) {
+TEST(JsonGraphConformance, ParsesInterpolateBwd) {
+    BPG_REQUIRE_CONFORMANCE();
     const graph_document doc = read_graph_json_file(conformance_dir + "interpolate_bwd.json");
     EXPECT_EQ(doc.version, "3.0.0");
     EXPECT_EQ(doc.engine_kind, engine::kind::cpu);
@@ -102,7 +104,8 @@ TEST(JsonGraph, ParsesInterpolateBwd) {
     EXPECT_EQ(o.get_inputs()[0].get_property_type(), property_type::undef);
 }
 
-TEST(JsonGraph, ParsesInterpolateBwd2dWithPortsAndF32Array) {
+TEST(JsonGraphConformance, ParsesInterpolateBwd2dWithPortsAndF32Array) {
+    BPG_REQUIRE_CONFORMANCE();
     const graph_document doc = read_graph_json_file(conformance_dir + "interpolate_bwd_2d.json");
     EXPECT_EQ(doc.version, "3.7.0");
     EXPECT_TRUE(doc.has_ports);
@@ -120,7 +123,8 @@ TEST(JsonGraph, ParsesInterpolateBwd2dWithPortsAndF32Array) {
     EXPECT_EQ(o.get_inputs()[1].get_strides(), (dims {880, 55, 11, 1}));
 }
 
-TEST(JsonGraph, ParsesBnormBwd) {
+TEST(JsonGraphConformance, ParsesBnormBwd) {
+    BPG_REQUIRE_CONFORMANCE();
     const graph_document doc = read_graph_json_file(conformance_dir + "bnorm_bwd.json");
     ASSERT_EQ(doc.ops.size(), 1u);
     const op &o = doc.ops[0];
@@ -140,7 +144,8 @@ TEST(JsonGraph, ParsesBnormBwd) {
     EXPECT_EQ(o.get_outputs()[2], logical_tensor(7, data_type::f32, {192}, {1}));
 }
 
-TEST(JsonGraph, ParsesBnBwdReluBwdFusion) {
+TEST(JsonGraphConformance, ParsesBnBwdReluBwdFusion) {
+    BPG_REQUIRE_CONFORMANCE();
     const graph_document doc = read_graph_json_file(conformance_dir + "bn_bwd_relu_bwd_fusion.json");
     ASSERT_EQ(doc.ops.size(), 2u);
     const op &relu = doc.ops[0], &bn = doc.ops[1];
@@ -158,7 +163,8 @@ TEST(JsonGraph, ParsesBnBwdReluBwdFusion) {
     EXPECT_EQ(bn.get_outputs().size(), 3u);
 }
 
-TEST(JsonGraph, ConformanceFilesRoundTrip) {
+TEST(JsonGraphConformance, ConformanceFilesRoundTrip) {
+    BPG_REQUIRE_CONFORMANCE();
     for (const char *file : {"interpolate_bwd.json", "interpolate_bwd_2d.json", "bnorm_bwd.json",
                  "bn_bwd_relu_bwd_fusion.json"}) {
         SCOPED_TRACE(file);
@@ -169,7 +175,8 @@ TEST(JsonGraph, ConformanceFilesRoundTrip) {
 
 // ---- the writer -----------------------------------------------------------
 
-TEST(JsonGraph, WriterFormat) {
+TEST(JsonGraphConformance, WriterFormat) {
+    BPG_REQUIRE_CONFORMANCE();
     const graph_document doc = read_graph_json_file(conformance_dir + "bn_bwd_relu_bwd_fusion.json");
     const std::string text = write_graph_json(doc);
     // 2-space pretty printing, oneDNN v3 kind names, bool as 0/1, all six
@@ -188,7 +195,8 @@ TEST(JsonGraph, WriterFormat) {
     EXPECT_FALSE(j.contains("input_ports"));
 }
 
-TEST(JsonGraph, WritesFloatsShortest) {
+TEST(JsonGraphConformance, WritesFloatsShortest) {
+    BPG_REQUIRE_CONFORMANCE();
     const graph_document doc = read_graph_json_file(conformance_dir + "interpolate_bwd_2d.json");
     const std::string text = write_graph_json(doc);
     EXPECT_NE(text.find("1.66667"), std::string::npos);
@@ -476,7 +484,8 @@ TEST(JsonGraphErrors, BadTopLevelFields) {
 }
 
 // Every prefix of a real file is rejected with a bpg::error, nothing else.
-TEST(JsonGraphErrors, TruncatedFilesOnlyRaiseBpgErrors) {
+TEST(JsonGraphErrorsConformance, TruncatedFilesOnlyRaiseBpgErrors) {
+    BPG_REQUIRE_CONFORMANCE();
     std::ifstream in(conformance_dir + "interpolate_bwd_2d.json");
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     ASSERT_GT(text.size(), 100u);

@@ -6,12 +6,13 @@
 #include <gtest/gtest.h>
 
 #include "bpg/json.hpp"
+#include "support/conformance.hpp"
 
 namespace {
 
 using namespace bpg;
 
-const std::string conformance_dir = BPG_SHARED_DIR "/conformance/onednn-graph-json/";
+const std::string conformance_dir = bpg::test::conformance("");
 const char *const conformance_files[] = {"interpolate_bwd.json", "interpolate_bwd_2d.json",
         "bnorm_bwd.json", "bn_bwd_relu_bwd_fusion.json"};
 
@@ -20,7 +21,8 @@ std::vector<size_t> sorted(std::vector<size_t> v) {
     return v;
 }
 
-TEST(JsonGraphThroughGraph, ConformanceFilesBuildAndComeBack) {
+TEST(JsonGraphThroughGraphConformance, ConformanceFilesBuildAndComeBack) {
+    BPG_REQUIRE_CONFORMANCE();
     for (const char *file : conformance_files) {
         SCOPED_TRACE(file);
         const graph_document doc = read_graph_json_file(conformance_dir + file);
@@ -44,7 +46,8 @@ TEST(JsonGraphThroughGraph, ConformanceFilesBuildAndComeBack) {
     }
 }
 
-TEST(JsonGraphThroughGraph, PortsAreTheGraphBoundary) {
+TEST(JsonGraphThroughGraphConformance, PortsAreTheGraphBoundary) {
+    BPG_REQUIRE_CONFORMANCE();
     const graph_document doc2d = read_graph_json_file(conformance_dir + "interpolate_bwd_2d.json");
     const graph_document back2d = document_of(make_graph(doc2d));
     EXPECT_TRUE(back2d.has_ports);
@@ -58,7 +61,8 @@ TEST(JsonGraphThroughGraph, PortsAreTheGraphBoundary) {
     EXPECT_EQ(sorted(fused.output_ports), (std::vector<size_t> {7, 8, 9}));
 }
 
-TEST(JsonGraphThroughGraph, PortsMustNameTensorsOfTheGraph) {
+TEST(JsonGraphThroughGraphConformance, PortsMustNameTensorsOfTheGraph) {
+    BPG_REQUIRE_CONFORMANCE();
     graph_document doc = read_graph_json_file(conformance_dir + "interpolate_bwd_2d.json");
     doc.output_ports = {2, 42};
     try {
@@ -71,7 +75,8 @@ TEST(JsonGraphThroughGraph, PortsMustNameTensorsOfTheGraph) {
     }
 }
 
-TEST(JsonGraphThroughGraph, DuplicateOpIdsAreCaughtByTheGraph) {
+TEST(JsonGraphThroughGraphConformance, DuplicateOpIdsAreCaughtByTheGraph) {
+    BPG_REQUIRE_CONFORMANCE();
     graph_document doc = read_graph_json_file(conformance_dir + "bn_bwd_relu_bwd_fusion.json");
     // Same id as the ReLU op; the parser leaves this check to graph::add_op.
     const op bn = doc.ops[1];

@@ -3,7 +3,7 @@
 // ref), and nothing else.
 //
 // InterpolateBackprop: diff_src[i] reads diff_dst[j] when j is one of i's
-// taps with non-zero weight (SEMANTICS.md). That set is measured as the
+// taps with non-zero weight (docs/semantics.md). That set is measured as the
 // support of the reference backend's diff_src for a one-hot diff_dst at j
 // (the operator is linear); a kernel that multiplies a zero weight by Inf, or
 // touches an unrelated element, fails.

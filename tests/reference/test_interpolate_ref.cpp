@@ -1,4 +1,4 @@
-// Reference InterpolateBackprop: golden values from SEMANTICS.md, hand-computed
+// Reference InterpolateBackprop: golden values from docs/semantics.md, hand-computed
 // 1-D cases for every coordinate and nearest mode; then the backward checked
 // as the adjoint of an independent forward (tests/support/forward_ref) on every
 // mode, layout and 1 to 3 spatial axes; strides and dtypes.
@@ -76,7 +76,7 @@ TEST(InterpolateRef, OnednnGoldenBilinear) {
 }
 
 // One nearest case: output o reads input map[o] (hand-computed from the
-// SEMANTICS.md formulas; the derivation of s is in the comment of each row).
+// docs/semantics.md formulas; the derivation of s is in the comment of each row).
 struct nearest_case {
     coord_mode coord;
     int64_t in, out;

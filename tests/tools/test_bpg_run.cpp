@@ -176,6 +176,7 @@ class ConformanceRewrites : public ::testing::TestWithParam<io_case> {};
 // bf16 and to f16 gives the f32 NCX result (exactly for layouts, within the
 // dtype's rounding for bf16/f16; inputs are exact in every dtype).
 TEST_P(ConformanceRewrites, LayoutsAndDtypesAgreeWithF32Ncx) {
+    BPG_REQUIRE_CONFORMANCE();
     const io_case &c = GetParam();
     const std::string name = c.file.substr(0, c.file.size() - 5);
     const auto base = run_case(c, name + "-f32", "", false);
@@ -204,7 +205,7 @@ INSTANTIATE_TEST_SUITE_P(AllFourFiles, ConformanceRewrites, ::testing::Values(in
         });
 
 // Interpolate is linear, so its backward is the adjoint of the forward:
-// <fwd(x), g> = <x, bwd(g)>. The forward here is written from SEMANTICS.md
+// <fwd(x), g> = <x, bwd(g)>. The forward here is written from docs/semantics.md
 // with plain doubles (exact enough at these sizes), independent of src/.
 double half_pixel(int64_t o, int64_t in, int64_t out) { return (double(o) + 0.5) * double(in) / double(out) - 0.5; }
 
@@ -241,7 +242,8 @@ std::vector<double> forward_nearest_or_linear(const std::vector<double> &x, cons
     return y;
 }
 
-TEST(BpgRunOutputs, InterpolateIsTheAdjointOfAnIndependentForward) {
+TEST(BpgRunOutputsConformance, InterpolateIsTheAdjointOfAnIndependentForward) {
+    BPG_REQUIRE_CONFORMANCE();
     for (const io_case *c : {&interp_nearest, &interp_linear}) {
         SCOPED_TRACE(c->file);
         const auto out = run_case(*c, "adjoint", "", false);
@@ -257,9 +259,10 @@ TEST(BpgRunOutputs, InterpolateIsTheAdjointOfAnIndependentForward) {
     }
 }
 
-// BatchNormTrainingBackprop outputs against the formulas of SEMANTICS.md,
+// BatchNormTrainingBackprop outputs against the formulas of docs/semantics.md,
 // written out here in double for the first channels.
-TEST(BpgRunOutputs, BatchNormMatchesTheFormula) {
+TEST(BpgRunOutputsConformance, BatchNormMatchesTheFormula) {
+    BPG_REQUIRE_CONFORMANCE();
     const auto out = run_case(bnorm, "bn-formula", "", false);
     const dims shape = bnorm.inputs[0].second;
     const auto src = pattern(shape, 7), dd = pattern(shape, 8), mean = pattern({192}, 9), gamma = pattern({192}, 11);
@@ -287,7 +290,8 @@ TEST(BpgRunOutputs, BatchNormMatchesTheFormula) {
     }
 }
 
-TEST(BpgRun, ReportsPartitionsBackendsAndTimes) {
+TEST(BpgRunConformance, ReportsPartitionsBackendsAndTimes) {
+    BPG_REQUIRE_CONFORMANCE();
     tool_result r = run_tool("bpg-run", conformance("bn_bwd_relu_bwd_fusion.json"));
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("2 ops, 1 partitions"), std::string::npos) << r.out;
@@ -296,7 +300,8 @@ TEST(BpgRun, ReportsPartitionsBackendsAndTimes) {
     EXPECT_NE(r.out.find(" ms"), std::string::npos) << r.out;
 }
 
-TEST(BpgRun, BadInputsExitTwoWithOneLineAndWriteNothing) {
+TEST(BpgRunConformance, BadInputsExitTwoWithOneLineAndWriteNothing) {
+    BPG_REQUIRE_CONFORMANCE();
     const std::string out = temp_dir("bad-out");
     auto expect_bad = [&](const std::string &args, const std::string &part) {
         SCOPED_TRACE(args);

@@ -38,7 +38,8 @@ std::vector<std::string> entries(const std::string &dir) {
     return names;
 }
 
-TEST(BpgRunFiles, InputsMustNameAnExistingFolder) {
+TEST(BpgRunFilesConformance, InputsMustNameAnExistingFolder) {
+    BPG_REQUIRE_CONFORMANCE();
     const std::string dir = temp_dir("inputs-folder");
     std::ofstream(dir + "/file") << "x";
     // Both used to fall back to the built-in fill and exit 0.
@@ -46,7 +47,8 @@ TEST(BpgRunFiles, InputsMustNameAnExistingFolder) {
     expect_refused(interp + " --inputs " + dir + "/file", {"--inputs " + dir + "/file: is not a folder"});
 }
 
-TEST(BpgRunFiles, AnInputEntryThatCannotBeReadIsAnError) {
+TEST(BpgRunFilesConformance, AnInputEntryThatCannotBeReadIsAnError) {
+    BPG_REQUIRE_CONFORMANCE();
     const std::string dir = temp_dir("inputs-entries");
     fs::create_directory(dir + "/0.npy");
     // Was "internal error: basic_filebuf::underflow error reading the file", exit 1.
@@ -57,7 +59,8 @@ TEST(BpgRunFiles, AnInputEntryThatCannotBeReadIsAnError) {
     expect_refused(interp + " --inputs " + dir, {dir + "/1.npy: cannot open the file for reading: No such file or directory"});
 }
 
-TEST(BpgRunFiles, UnreadableInputFolder) {
+TEST(BpgRunFilesConformance, UnreadableInputFolder) {
+    BPG_REQUIRE_CONFORMANCE();
     if (::geteuid() == 0) GTEST_SKIP() << "root reads any folder; run the suite as a user to cover this";
     const std::string dir = temp_dir("inputs-unreadable");
     io::npy_array a {"<f4", {2}, std::vector<uint8_t>(8)};
@@ -68,7 +71,8 @@ TEST(BpgRunFiles, UnreadableInputFolder) {
     fs::permissions(dir, fs::perms::owner_all);
 }
 
-TEST(BpgRunFiles, OutputsFolderThatIsAFileOrCannotBeMade) {
+TEST(BpgRunFilesConformance, OutputsFolderThatIsAFileOrCannotBeMade) {
+    BPG_REQUIRE_CONFORMANCE();
     const std::string dir = temp_dir("outputs-folder");
     std::ofstream(dir + "/file") << "x";
     // Each was "internal error: filesystem error", exit 1.
@@ -136,7 +140,8 @@ TEST(BpgRunFiles, UserTextStaysOnOneLine) {
 
 // A float option value below the smallest float is a number (it rounds to
 // 0 or a denormal); one above the largest is out of range.
-TEST(BpgRunFiles, FloatOptionValuesUnderflowToTheNearestFloat) {
+TEST(BpgRunFilesConformance, FloatOptionValuesUnderflowToTheNearestFloat) {
+    BPG_REQUIRE_CONFORMANCE();
     const std::string bn = conformance("bnorm_bwd.json");
     for (const auto &[value, written] : {std::pair<const char *, const char *> {"1e-46", "\"value\": 0.0"},
                  {"1e-40", "\"value\": 9.99995e-41"}}) {

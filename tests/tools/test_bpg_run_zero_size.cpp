@@ -29,7 +29,8 @@ const std::vector<zero_run> &runs() {
     return all;
 }
 
-TEST(BpgRunZeroSize, EveryBackendWritesEmptyOutputsAndZeroSums) {
+TEST(BpgRunZeroSizeConformance, EveryBackendWritesEmptyOutputsAndZeroSums) {
+    BPG_REQUIRE_CONFORMANCE();
     for (const char *backend : {"auto", "tbb", "dnnl", "ref"})
         for (const zero_run &z : runs()) {
             if (z.fused && std::string(backend) == "dnnl") continue;

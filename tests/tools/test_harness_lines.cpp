@@ -1,10 +1,10 @@
 // Every benchdnn command line of oneDNN's graph harness files that runs the
-// four conformance JSON cases (shared/conformance/.../benchdnn_harness_lines.txt),
+// four conformance JSON cases (benchdnn_harness_lines.txt of BPG_CONFORMANCE_DIR),
 // through bpg-run's rewrite knobs. Each line must run, or be refused with the
-// rule of SEMANTICS.md it breaks:
+// rule of docs/semantics.md it breaks:
 //  - 'sizes' given fractional values (e.g. sizes:1.666667x1): sizes are s64;
 //  - 'scales' whose floor(in * scale) is not diff_dst's size (e.g. 17 * 1.235294
-//    = 20.99999 -> 20, not 21): SEMANTICS.md defines the output size of a scale
+//    = 20.99999 -> 20, not 21): docs/semantics.md defines the output size of a scale
 //    as that floor, and oneDNN's backward never checks it.
 #include <fstream>
 #include <sstream>
@@ -49,7 +49,8 @@ std::vector<harness_line> read_lines() {
     return lines;
 }
 
-TEST(HarnessLines, EveryLineRunsOrIsRefusedByARule) {
+TEST(HarnessLinesConformance, EveryLineRunsOrIsRefusedByARule) {
+    BPG_REQUIRE_CONFORMANCE();
     const auto lines = read_lines();
     ASSERT_GT(lines.size(), 200u);
     int ran = 0, refused_sizes = 0, refused_scales = 0, skipped = 0;

@@ -11,6 +11,8 @@
 #include <system_error>
 #include <vector>
 
+#include "support/conformance.hpp"
+
 namespace bpg::test {
 
 struct tool_result {
@@ -67,10 +69,6 @@ inline tool_result run_tool(const std::string &tool, const std::string &args, co
     r.out = read_text(tmp + ".out");
     r.err = read_text(tmp + ".err");
     return r;
-}
-
-inline std::string conformance(const std::string &file) {
-    return std::string(BPG_SHARED_DIR) + "/conformance/onednn-graph-json/" + file;
 }
 
 } // namespace bpg::test

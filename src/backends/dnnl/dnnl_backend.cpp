@@ -18,7 +18,7 @@ struct why_visitor {
         return "ReLUBackprop op " + std::to_string(p.op_id)
                 + ": not lowered: oneDNN 2.6's eltwise_backward(relu) multiplies diff_dst by 0 where the "
                   "input is <= 0 (inf/NaN diff_dst -> NaN) and passes diff_dst where the input is NaN; "
-                  "SEMANTICS.md gives 0 in both cases";
+                  "docs/semantics.md gives 0 in both cases";
     }
 };
 

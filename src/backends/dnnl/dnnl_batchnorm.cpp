@@ -79,10 +79,10 @@ std::string static_refusal(const core::bn_bwd_problem &p, plan &pl) {
                 + ": oneDNN 2.6's backward describes both with one memory descriptor";
     if (p.epsilon == 0.f && !p.use_global_stats)
         return "epsilon = 0 with the training formula: for a zero variance oneDNN's inf/NaN pattern "
-               "differs from SEMANTICS.md's";
+               "differs from docs/semantics.md's";
     if (p.epsilon == 0.f && p.diff_gamma)
         return "epsilon = 0 with diff_gamma: for a zero variance oneDNN computes sum(dd (src - mean)) * inf "
-               "(inf where SEMANTICS.md's sum(dd (src - mean) inf) is NaN)";
+               "(inf where docs/semantics.md's sum(dd (src - mean) inf) is NaN)";
     return {};
 }
 

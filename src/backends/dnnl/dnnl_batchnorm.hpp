@@ -1,5 +1,5 @@
 // BatchNormTrainingBackprop -> dnnl::batch_normalization_backward (oneDNN
-// 2.6), where the primitive computes SEMANTICS.md:
+// 2.6), where the primitive computes docs/semantics.md:
 //   - the reduction keeps exactly one axis, which plays oneDNN's C (axis 1);
 //     the other axes are shown to oneDNN in order around it by permuting dims
 //     and strides. This covers NCX and NXC [C] statistics and the DirectML
@@ -13,11 +13,11 @@
 //   - epsilon = 0 only with use_global_stats and diff_src as the only output.
 //     Measured with a zero variance (1/sqrt(var) = inf): the training
 //     diff_src, and diff_gamma in either mode, get another inf/NaN pattern
-//     than SEMANTICS.md's, because oneDNN scales the sums by 1/sqrt(var)
+//     than docs/semantics.md's, because oneDNN scales the sums by 1/sqrt(var)
 //     after summing (sum(dd (src - mean)) * inf is +-inf where
 //     sum(dd (src - mean) * inf) is NaN); use_global_stats' diff_src =
 //     gamma * inf * dd agrees element for element.
-// How the flags are chosen (SEMANTICS.md computes the full training gradient
+// How the flags are chosen (docs/semantics.md computes the full training gradient
 // whatever the number of outputs; oneDNN 2.6's prop_kind::backward and
 // backward_data both do, verified by the tests):
 //   diff_gamma/diff_beta wanted -> backward, use_scale|use_shift; SCALE is

@@ -1,12 +1,12 @@
 // InterpolateBackprop -> dnnl::resampling_backward (oneDNN 2.6), where the
-// primitive computes SEMANTICS.md:
+// primitive computes docs/semantics.md:
 //   - coordinate mode half_pixel, or pytorch_half_pixel when the axis's output
 //     size is > 1 (then the two are the same map); no DirectML pixel offsets.
 //     oneDNN takes the factors from the shapes (dims are passed, never our
-//     scales), which is SEMANTICS.md's shape ratio.
+//     scales), which is docs/semantics.md's shape ratio.
 //   - nearest only with round_prefer_ceil (oneDNN rounds ties up), and only
 //     on axes where oneDNN's f32 range arithmetic gives every output to the
-//     input SEMANTICS.md gives it (resampling_model.hpp decides, per axis and
+//     input docs/semantics.md gives it (resampling_model.hpp decides, per axis and
 //     per oneDNN implementation, at compile);
 //   - linear only where the f32 ranges and floors are exact and every weight
 //     is within 2^-16 of the exact one (same model);

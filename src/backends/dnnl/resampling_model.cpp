@@ -100,10 +100,10 @@ std::string nearest_axis_mismatch(resampling_kernel k, int64_t in, int64_t out) 
         const bool tie = (2 * s.num + s.den) % (2 * s.den) == 0;
         return "output " + std::to_string(o) + " of axis " + axis_text(in, out) + " (s = "
                 + std::to_string(s.as_double()) + (tie ? ", an exact tie" : "") + ") is gathered by "
-                + got + " in oneDNN's f32 arithmetic, but SEMANTICS.md reads input " + std::to_string(want);
+                + got + " in oneDNN's f32 arithmetic, but docs/semantics.md reads input " + std::to_string(want);
     };
     // The ranges must tile [0, out) in order, each output in the range of
-    // the input SEMANTICS.md gives it. Streamed: no table of `out` entries.
+    // the input docs/semantics.md gives it. Streamed: no table of `out` entries.
     int64_t next = 0; // first output not yet gathered
     for (int64_t x = 0; x < in; ++x) {
         const output_range r = nearest_range(k, x, in, out);

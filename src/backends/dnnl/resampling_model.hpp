@@ -1,8 +1,8 @@
 // A model of how oneDNN 2.6's CPU resampling_backward maps outputs to inputs,
 // float operation for float operation, so that compile can decide exactly
-// whether the primitive computes SEMANTICS.md on one spatial axis.
+// whether the primitive computes docs/semantics.md on one spatial axis.
 //
-// Why this is needed. SEMANTICS.md decides nearest ties exactly (rational
+// Why this is needed. docs/semantics.md decides nearest ties exactly (rational
 // arithmetic, kernels/interp_coords.hpp). oneDNN's backward does not evaluate
 // the forward map; each input x gathers a range of outputs whose bounds are
 // computed in f32:
@@ -12,7 +12,7 @@
 // end(x) = start(x + 1). The jit rounds `out / in` first, so an exact tie
 // (s = k + 1/2 in the forward map) can land on the wrong side: measured on
 // this machine, 33 of the 4096 (in, out) pairs with in, out in 1..64 differ
-// from SEMANTICS.md on the jit path, and none on simple/ref; at larger sizes
+// from docs/semantics.md on the jit path, and none on simple/ref; at larger sizes
 // (products past 2^24) both paths misplace outputs for most non-dyadic
 // ratios. The model below predicts every one of them (tests check it against
 // the primitive).
@@ -21,7 +21,7 @@
 // weights the f32 forward coordinate s(o) = f32((o + 0.5) * in / out - 0.5):
 // the same formulas on every path. The model checks that every range bound
 // and every floor(s) equal their exact values (then each output reaches the
-// same inputs as in SEMANTICS.md, zero-weight taps included), and reports
+// same inputs as in docs/semantics.md, zero-weight taps included), and reports
 // the largest |s_f32 - s_exact|, which bounds the error of every weight.
 #pragma once
 
@@ -43,7 +43,7 @@ struct output_range {
 output_range nearest_range(resampling_kernel k, int64_t x, int64_t in, int64_t out);
 
 // Empty when the kernel's nearest ranges give every output of an axis to the
-// input SEMANTICS.md gives it (half_pixel, round_prefer_ceil); otherwise the
+// input docs/semantics.md gives it (half_pixel, round_prefer_ceil); otherwise the
 // first difference, in words.
 std::string nearest_axis_mismatch(resampling_kernel k, int64_t in, int64_t out);
 

@@ -13,7 +13,7 @@
 // results do not depend on the number of threads and a channel of 10^8
 // elements keeps ~1e-7 relative accuracy. Pass 2 applies per-channel
 // coefficients. Channels whose 1/sqrt(var + eps) is not finite use the
-// literal formula of SEMANTICS.md, so inf/NaN appear where the reference has them.
+// literal formula of docs/semantics.md, so inf/NaN appear where the reference has them.
 #pragma once
 
 #include <string>

@@ -2,7 +2,7 @@
 // Inputs: 0 src, 1 diff_dst, 2 mean, 3 variance, 4 gamma (optional).
 // Outputs: 0 diff_src, 1 diff_gamma, 2 diff_beta (1 and 2 both or neither).
 // Statistics are [C] (channel of data_format) or, DirectML style, of src's
-// rank with size 1 on every reduced axis. See SEMANTICS.md.
+// rank with size 1 on every reduced axis. See docs/semantics.md.
 #include <cmath>
 
 #include "graph/op_schema.hpp"

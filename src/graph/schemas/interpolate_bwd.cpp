@@ -1,6 +1,6 @@
 // InterpolateBackprop: schema, checks, shape inference, resolution.
 // Inputs: 0 src (shape and dtype only), 1 diff_dst, 2 sizes (optional, s32 1-D).
-// Output: 0 diff_src (shape of src). See SEMANTICS.md.
+// Output: 0 diff_src (shape of src). See docs/semantics.md.
 #include <cmath>
 
 #include "graph/op_schema.hpp"

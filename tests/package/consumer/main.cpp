@@ -1,5 +1,5 @@
 // Runs one InterpolateBackprop through an installed bpg: oneDNN's golden
-// case (SEMANTICS.md), 1x1x2x2 <- 1x1x3x3 bilinear, diff_dst 0..8.
+// case (docs/semantics.md), 1x1x2x2 <- 1x1x3x3 bilinear, diff_dst 0..8.
 #include <cstdio>
 #include <cstring>
 #include <vector>
