@@ -1,7 +1,8 @@
 // What a backend sees and provides. A backend receives a partition's resolved
 // problems (shapes, strides, dtypes and attributes all decoded) and returns a
 // kernel that only binds pointers and runs. Backends are registered by an
-// explicit, ordered list (backends.cpp), not by static-initialisation magic.
+// explicit, ordered list (registered_backends in dispatch.cpp), not by
+// static-initialisation magic.
 #pragma once
 
 #include <memory>
