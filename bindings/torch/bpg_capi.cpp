@@ -103,13 +103,6 @@ kernels::coord_mode coord_mode_of(int m) {
         default: throw error(status::invalid_argument, "bpg_capi: unknown coordinate mode code " + std::to_string(m));
     }
 }
-const char *coord_mode_name(int m) {
-    switch (m) {
-        case BPG_CAPI_ALIGN_CORNERS: return "align_corners";
-        case BPG_CAPI_ASYMMETRIC: return "asymmetric";
-        default: return "half_pixel";
-    }
-}
 kernels::nearest_rounding rounding_of(int m) {
     switch (m) {
         case BPG_CAPI_ROUND_PREFER_CEIL: return kernels::nearest_rounding::round_prefer_ceil;
@@ -117,14 +110,6 @@ kernels::nearest_rounding rounding_of(int m) {
         case BPG_CAPI_FLOOR: return kernels::nearest_rounding::floor;
         case BPG_CAPI_CEIL: return kernels::nearest_rounding::ceil;
         default: throw error(status::invalid_argument, "bpg_capi: unknown nearest mode code " + std::to_string(m));
-    }
-}
-const char *rounding_name(int m) {
-    switch (m) {
-        case BPG_CAPI_ROUND_PREFER_FLOOR: return "round_prefer_floor";
-        case BPG_CAPI_FLOOR: return "floor";
-        case BPG_CAPI_CEIL: return "ceil";
-        default: return "round_prefer_ceil";
     }
 }
 
@@ -186,13 +171,13 @@ std::shared_ptr<cached_partition> compile_interp(data_type dt, const bpg_capi_in
     const logical_tensor diff_src(diff_src_id, dt, dims_of(ds), strides_of(ds));
     op up(0, op::kind::InterpolateBackprop, {src, diff_dst}, {diff_src}, "bpg_torch_interpolate_bwd");
     up.set_attr(op::attr::mode, a.nearest ? "nearest" : "linear").set_attr(op::attr::data_format, "NCX");
-    if (a.nearest) up.set_attr(op::attr::nearest_mode, rounding_name(a.nearest_mode));
+    if (a.nearest) up.set_attr(op::attr::nearest_mode, kernels::to_string(rounding_of(a.nearest_mode)));
     if (a.coord_mode == BPG_CAPI_PIXEL_OFFSETS) {
         up.set_attr(op::attr::scales, std::vector<float>(a.scales, a.scales + nsp));
         up.set_attr(op::attr::input_pixel_offsets, std::vector<float>(a.input_offsets, a.input_offsets + nsp));
         up.set_attr(op::attr::output_pixel_offsets, std::vector<float>(a.output_offsets, a.output_offsets + nsp));
     } else {
-        up.set_attr(op::attr::coordinate_transformation_mode, coord_mode_name(a.coord_mode));
+        up.set_attr(op::attr::coordinate_transformation_mode, kernels::to_string(coord_mode_of(a.coord_mode)));
         up.set_attr(op::attr::sizes, std::vector<int64_t>(dd.dims + 2, dd.dims + r));
     }
     graph g;

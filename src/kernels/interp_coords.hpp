@@ -34,6 +34,30 @@ enum class coord_mode {
 
 enum class nearest_rounding { round_prefer_ceil, round_prefer_floor, floor, ceil };
 
+// The attribute values that name them (pixel_offsets has none: it is the
+// scales + pixel offsets form).
+inline const char *to_string(coord_mode m) {
+    switch (m) {
+        case coord_mode::half_pixel: return "half_pixel";
+        case coord_mode::align_corners: return "align_corners";
+        case coord_mode::asymmetric: return "asymmetric";
+        case coord_mode::pytorch_half_pixel: return "pytorch_half_pixel";
+        case coord_mode::tf_half_pixel_for_nn: return "tf_half_pixel_for_nn";
+        case coord_mode::pixel_offsets: return "pixel offsets";
+    }
+    return "?";
+}
+
+inline const char *to_string(nearest_rounding r) {
+    switch (r) {
+        case nearest_rounding::round_prefer_ceil: return "round_prefer_ceil";
+        case nearest_rounding::round_prefer_floor: return "round_prefer_floor";
+        case nearest_rounding::floor: return "floor";
+        case nearest_rounding::ceil: return "ceil";
+    }
+    return "?";
+}
+
 // How one spatial axis maps output indices to input coordinates.
 struct axis_map {
     int64_t in = 1;

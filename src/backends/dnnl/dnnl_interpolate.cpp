@@ -14,28 +14,6 @@ namespace {
 using kernels::coord_mode;
 using kernels::nearest_rounding;
 
-const char *coord_name(coord_mode m) {
-    switch (m) {
-        case coord_mode::half_pixel: return "half_pixel";
-        case coord_mode::align_corners: return "align_corners";
-        case coord_mode::asymmetric: return "asymmetric";
-        case coord_mode::pytorch_half_pixel: return "pytorch_half_pixel";
-        case coord_mode::tf_half_pixel_for_nn: return "tf_half_pixel_for_nn";
-        case coord_mode::pixel_offsets: return "pixel offsets";
-    }
-    return "?";
-}
-
-const char *rounding_name(nearest_rounding r) {
-    switch (r) {
-        case nearest_rounding::round_prefer_ceil: return "round_prefer_ceil";
-        case nearest_rounding::round_prefer_floor: return "round_prefer_floor";
-        case nearest_rounding::floor: return "floor";
-        case nearest_rounding::ceil: return "ceil";
-    }
-    return "?";
-}
-
 std::string who(const core::interpolate_bwd_problem &p) {
     return "InterpolateBackprop op " + std::to_string(p.op_id) + ": ";
 }
@@ -52,7 +30,7 @@ struct plan {
 std::string attribute_refusal(const core::interpolate_bwd_problem &p) {
     const bool nearest = p.mode == core::interp_mode::nearest;
     if (nearest && p.rounding != nearest_rounding::round_prefer_ceil)
-        return std::string("nearest_mode ") + rounding_name(p.rounding)
+        return std::string("nearest_mode ") + kernels::to_string(p.rounding)
                 + ": oneDNN's resampling rounds ties up only (round_prefer_ceil)";
     const size_t nsp = p.axes.size();
     if (nsp < 1 || nsp > 3)
@@ -66,7 +44,7 @@ std::string attribute_refusal(const core::interpolate_bwd_problem &p) {
             return axis + ": pytorch_half_pixel with output size 1 maps to -0.5, not the half_pixel "
                           "coordinate oneDNN uses";
         if (m.mode != coord_mode::half_pixel && m.mode != coord_mode::pytorch_half_pixel)
-            return axis + ": coordinate_transformation_mode " + coord_name(m.mode)
+            return axis + ": coordinate_transformation_mode " + kernels::to_string(m.mode)
                     + ": oneDNN's resampling implements half_pixel only";
     }
     if (p.diff_dst.dt != p.diff_src.dt)
