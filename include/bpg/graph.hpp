@@ -131,7 +131,10 @@ public:
     std::string get_backend_name() const;
     // Why the dispatch rule chose that backend (and what it passed over).
     std::string get_dispatch_reason() const;
-    // One line: ops, shapes, dtypes, backend (for logs and bpg-run).
+    // The kernel path the backend chose at compile, e.g. "bn:channel_tasks:
+    // sums=planar:update=planar:cached" (docs/verbose.md lists them).
+    std::string get_kernel_path() const;
+    // One line: ops, backend and kernel path, shapes, dtypes (for logs and bpg-run).
     std::string describe() const;
 
     struct impl;

@@ -32,6 +32,9 @@ public:
     virtual ~kernel() = default;
     // Every port of the partition is in buffers (not its internal tensors).
     virtual void execute(const buffer_map &buffers) const = 0;
+    // The kernel path the backend's plan chose, named as oneDNN names its
+    // implementation (compiled_partition::get_kernel_path, BPG_VERBOSE=2).
+    virtual std::string path() const = 0;
 };
 
 class backend {

@@ -192,6 +192,7 @@ const std::vector<logical_tensor> &compiled_partition::get_outputs() const { ret
 backend_kind compiled_partition::get_backend() const { return checked(impl_).backend; }
 std::string compiled_partition::get_backend_name() const { return to_string(checked(impl_).backend); }
 std::string compiled_partition::get_dispatch_reason() const { return checked(impl_).dispatch_reason; }
+std::string compiled_partition::get_kernel_path() const { return checked(impl_).kernel_path; }
 
 std::string compiled_partition::describe() const {
     const impl &cp = checked(impl_);
@@ -201,7 +202,7 @@ std::string compiled_partition::describe() const {
                                                       ? std::string()
                                                       : ":strides=" + list_text(lt.get_strides()));
     };
-    std::string s = cp.problem.pattern + " on " + to_string(cp.backend) + " | in";
+    std::string s = cp.problem.pattern + " on " + to_string(cp.backend) + " (" + cp.kernel_path + ") | in";
     for (const logical_tensor &lt : cp.inputs) s += " " + lt_text(lt);
     s += " | out";
     for (const logical_tensor &lt : cp.outputs) s += " " + lt_text(lt);

@@ -50,6 +50,7 @@ struct compiled_partition::impl {
     std::unique_ptr<backends::kernel> kernel;
     backend_kind backend = backend_kind::ref;
     std::string dispatch_reason;
+    std::string kernel_path; // the kernel's path(), asked once at compile
     // The partition's threads and runtime (max_threads resolved at compile).
     std::unique_ptr<core::partition_threads> threads;
     // "<pattern>,<ops>,<backend>,<ports>,<attrs>" of the bpg_verbose lines.

@@ -246,6 +246,7 @@ compiled_partition partition::compile(const std::vector<logical_tensor> &inputs,
                 cp->problem, opts.backend, std::getenv("BPG_BACKEND"), &cp->dispatch_reason);
         cp->backend = b.kind();
         cp->kernel = b.compile(cp->problem);
+        cp->kernel_path = cp->kernel->path();
     }
     cp->threads = std::make_unique<core::partition_threads>(run.max_threads, run.runtime, cp->backend == backend_kind::tbb);
     cp->verbose_fields = p.pattern + "," + graph_impl::verbose_ops(p.ops) + "," + to_string(cp->backend)
@@ -253,6 +254,9 @@ compiled_partition partition::compile(const std::vector<logical_tensor> &inputs,
     if (get_verbose() >= 2)
         core::verbose_print("dispatch," + p.pattern + "," + graph_impl::verbose_ops(p.ops) + ","
                 + to_string(cp->backend) + "," + cp->dispatch_reason);
+    if (get_verbose() >= 2)
+        core::verbose_print("path," + p.pattern + "," + graph_impl::verbose_ops(p.ops) + ","
+                + to_string(cp->backend) + "," + cp->kernel_path);
     if (get_verbose() >= 2)
         core::verbose_print("threads," + p.pattern + "," + graph_impl::verbose_ops(p.ops) + ","
                 + to_string(cp->backend) + "," + cp->threads->text());

@@ -46,6 +46,17 @@ inline T bn_diff_src(const bn_update_coeffs<T> &k, T diff_dst, T xhat) {
     return k.scale * (diff_dst - k.shift - xhat * k.slope);
 }
 
+// The update folded for the fast kernels, xhat's inv taken into c2:
+//   diff_src = a * diff_dst + c2 * (src - mean) + c0   (bn_folded_diff_src)
+// = scale*dd - scale*inv*slope*(src - mean) - scale*shift.
+template <typename T> struct bn_folded_coeffs {
+    T a, c2, c0;
+};
+
+template <typename T> inline bn_folded_coeffs<T> bn_fold(const bn_update_coeffs<T> &k, T inv) {
+    return {k.scale, -k.scale * inv * k.slope, -k.scale * k.shift};
+}
+
 // The fast kernels' two passes in f32 on one element (V = float) or on a
 // vector of lanes (a GCC vector type, with C its broadcast coefficient or a
 // vector of them): every loop of the oneTBB kernel computes through these,

@@ -44,7 +44,7 @@ void expect_reference_bits(const core::relu_bwd_problem &p, std::mt19937 &rng, c
     const std::vector<double> x = values(n, rng, true), g = values(n, rng, false);
     test::buffer in(p.input, x), dd(p.diff_dst, g), want(p.diff_src), got(p.diff_src);
     reference::relu_bwd(p, in.data(), dd.data(), want.data());
-    tbb_backend::run_relu_bwd(p, in.data(), dd.data(), got.data());
+    tbb_backend::run_relu_bwd(p, tbb_backend::relu_nontemporal(p), in.data(), dd.data(), got.data());
     EXPECT_TRUE(got.padding_intact());
     const std::vector<double> w = want.dense(), o = got.dense();
     ASSERT_EQ(w.size(), o.size());

@@ -198,6 +198,12 @@ public:
         execute_on_cpu(entry_->primitive, args, entry_->scratchpad);
     }
 
+    std::string path() const override {
+        if (pl_.empty) return "bn:zero_sized";
+        static const char *const lowering[] = {"full", "scale_only", "plain"};
+        return "bn:" + std::string(lowering[int(pl_.lowering)]) + ":" + entry_->impl;
+    }
+
 private:
     // src has no element: diff_src is empty, and the sums over an empty
     // reduction are 0 (what the reference writes).

@@ -174,6 +174,8 @@ public:
         execute_on_cpu(entry_->primitive, args, entry_->scratchpad);
     }
 
+    std::string path() const override { return entry_ ? "resampling:" + entry_->impl : "resampling:zero_sized"; }
+
 private:
     primitive_cache::entry entry_; // shared with the cache: one primitive per problem
     dnnl::memory::desc diff_dst_md_, diff_src_md_;

@@ -45,6 +45,7 @@ public:
         }
         for (const op_problem &op : p_.ops) std::visit(op_runner {b}, op);
     }
+    std::string path() const override { return "reference:f64"; }
 
 private:
     partition_problem p_;

@@ -103,7 +103,7 @@ template <typename T, bn_fusion F>
 BPG_ALWAYS_INLINE void sums_vector(const bn_plan &p, const data &d, const float *mean, double *partial, int64_t c0, int64_t c1,
         const coeffs *global = nullptr) {
     if constexpr (std::is_same_v<T, float> && F != bn_fusion::none)
-        if (d.relu_mask) {
+        if (p.sums == bn_loops::relu_mask_avx512) {
             const auto work = d.work->borrow();
             float *s1 = work->sums.get(), *s2 = s1 + lanes * relu_mask_words(p.K);
             for (int64_t c = c0; c < c1; ++c) {
@@ -116,14 +116,15 @@ BPG_ALWAYS_INLINE void sums_vector(const bn_plan &p, const data &d, const float 
             }
             return;
         }
-    if (narrow_rows(p)) {
+    if (p.sums == bn_loops::narrow || p.sums == bn_loops::narrow_avx512) {
         narrow_sums(p, d, mean, partial, c0, c1, global);
         return;
     }
-    if (!global && fits_blocks(p.K)) {
+    if (!global && (p.sums == bn_loops::register_blocks || p.sums == bn_loops::register_blocks_avx512)) {
         with_blocks(p.K, [&](auto nb) BPG_LAMBDA_INLINE {
             if constexpr (!std::is_same_v<T, float>)
-                if (has_avx512f()) return sums_vector_blocked_avx512<T, F, nb.value>(p, d, mean, partial, c0, c1);
+                if (p.sums == bn_loops::register_blocks_avx512)
+                    return sums_vector_blocked_avx512<T, F, nb.value>(p, d, mean, partial, c0, c1);
             for (int64_t c = c0; c < c1; ++c) sums_vector_blocked<T, F, nb.value>(p, d, mean, partial, c);
         });
         return;
@@ -131,9 +132,10 @@ BPG_ALWAYS_INLINE void sums_vector(const bn_plan &p, const data &d, const float 
     const reader<T, F> rd(d);
     const auto work = d.work->borrow();
     float *s1 = work->sums.get(), *s2 = s1 + p.K;
-    const bool any_avx512 = !fits_blocks(p.K) && p.K >= lanes && has_avx512f();
+    const bool any_avx512 = p.sums == bn_loops::wide_avx512;
     for (int64_t c = c0; c < c1; ++c) {
-        if (global && d.nontemporal && p.ds.a == p.K && fits_blocks(p.K)
+        // (Chunks of diff_src not 64-byte aligned take the loops below.)
+        if (global && p.sums == bn_loops::register_blocks_avx512
                 && streams_to(static_cast<T *>(d.ds) + c * vector_chunk * p.K)) {
             global_sums_streamed<T, F>(p, d, mean, *global, partial, c);
             continue;
@@ -180,20 +182,26 @@ template <typename T, bn_fusion F>
 BPG_ALWAYS_INLINE void update(const bn_plan &p, const data &d, const coeffs &cf, int64_t r0, int64_t r1) {
     const reader<T, F> rd(d);
     const bool global = p.global_stats;
-    if (narrow_rows(p) && has_avx512f()) return narrow_update(p, d, cf, r0, r1);
+    if (p.update == bn_loops::narrow_avx512) return narrow_update(p, d, cf, r0, r1);
     const float *ak = cf.a.data(), *c2 = cf.c2.data(), *c0 = cf.c0.data(), *m = cf.mean.data();
     // Rows that follow each other in memory are written as one staged run
     // (of at most ~64 KB) when non-temporal; rows of whole vectors from a
     // 64-byte-aligned start are streamed straight from the registers instead
     // (bench/NOTES.md).
-    const bool blocked = fits_blocks(p.K);
     T *first = static_cast<T *>(d.ds) + r0 * p.K;
     const bool streams = d.nontemporal && p.ds.a == p.K && p.K % lanes == 0 && streams_to(first);
+    const bool relu_mask = p.update == bn_loops::relu_mask_avx512;
     if constexpr (std::is_same_v<T, float>)
-        if (streams && d.relu_mask)
+        if (streams && relu_mask)
             return relu_mask_update(d.mask_rows, d.relu_mask, ak, c2, c0, m, r0, r1, first, r0, true);
-    if (streams && blocked) return update_streamed<T, F>(p, d, cf, r0, r1);
-    if (streams) return update_rows_any_avx512<T, F>(p, d, cf, r0, r1, first, p.K, true); // (K % 16 == 0, AVX-512)
+    if (streams && p.update == bn_loops::register_blocks_avx512) return update_streamed<T, F>(p, d, cf, r0, r1);
+    if (streams && p.update == bn_loops::wide_avx512)
+        return update_rows_any_avx512<T, F>(p, d, cf, r0, r1, first, p.K, true);
+    // Not streamed (diff_src not 64-byte aligned): the register blocks'
+    // 16-bit rows take the wide loops, as cached ones do.
+    const bool blocked = p.update == bn_loops::register_blocks
+            || (p.update == bn_loops::register_blocks_avx512 && std::is_same_v<T, float>);
+    const bool wide = p.update == bn_loops::wide_avx512 || (p.update == bn_loops::register_blocks_avx512 && !blocked);
     const bool run_rows = d.nontemporal && p.ds.a == p.K;
     const int64_t group = run_rows ? std::max<int64_t>(1, 16384 / std::max<int64_t>(p.K, 1)) : 1;
     for (int64_t g0 = r0; g0 < r1; g0 += group) {
@@ -202,17 +210,17 @@ BPG_ALWAYS_INLINE void update(const bn_plan &p, const data &d, const coeffs &cf,
         auto out_row = [&](int64_t a) { return run_rows ? rows.out + (a - g0) * p.K : static_cast<T *>(d.ds) + a * p.ds.a; };
         bool done = false;
         if constexpr (std::is_same_v<T, float> && F != bn_fusion::none)
-            if (d.relu_mask) {
+            if (relu_mask) {
                 relu_mask_update(d.mask_rows, d.relu_mask, ak, c2, c0, m, g0, g1, out_row(g0), g0);
                 done = true;
             }
         if (done) {
-        } else if (blocked && (std::is_same_v<T, float> || !has_avx512f())) {
+        } else if (blocked) {
             // Coefficients in registers for the whole group.
             with_blocks(p.K, [&](auto nb) BPG_LAMBDA_INLINE {
                 update_rows_blocked<T, F, nb.value>(p, rd, cf, g0, g1, out_row);
             });
-        } else if (p.K >= lanes && has_avx512f()) {
+        } else if (wide) {
             // (16-bit register blocks too: update_rows_blocked converts lane by
             // lane, NXC bf16 16x56x56x64 2.6x oneDNN's time.)
             update_rows_any_avx512<T, F>(p, d, cf, g0, g1, out_row(g0), run_rows ? p.K : p.ds.a, false);

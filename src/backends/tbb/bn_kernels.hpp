@@ -25,8 +25,7 @@ void planar_update(const bn_plan &p, const data &d, const coeffs &cf, int64_t r0
 void planar_update_channel(const bn_plan &p, const data &d, const coeffs &cf, int64_t k);
 // NCX f32 with a fused ReLU, per channel: pass 1 keeps the ReLU's decisions
 // in `passed` (A * (B / 16) words), pass 2 reads them instead of the relu
-// input. keeps_relu_decisions: whether run_bn_plan takes this way.
-bool keeps_relu_decisions(const bn_plan &p, const data &d);
+// input (the plan's loops relu_decisions_avx512).
 void relu_passed_sums(const bn_plan &p, const data &d, const float *mean, double *partial, int64_t k, uint16_t *passed);
 void relu_passed_update(const bn_plan &p, const data &d, const coeffs &cf, int64_t k, const uint16_t *passed);
 

@@ -149,7 +149,7 @@ __attribute__((target("avx512f"))) void sums_narrow_avx512(const bn_plan &p, con
 template <typename T, bn_fusion F>
 BPG_ALWAYS_INLINE void sums_narrow_chunks(const bn_plan &p, const data &d, const float *mean, double *partial,
         int64_t c0, int64_t c1, const coeffs *global) {
-    if (!has_avx512f()) {
+    if (p.sums != bn_loops::narrow_avx512) {
         for (int64_t c = c0; c < c1; ++c) sums_narrow<T, F>(p, d, mean, partial, c, global);
         return;
     }

@@ -71,6 +71,7 @@ std::string make_bn_plan(const backends::partition_problem &p, bn_plan &plan) {
         // extent-1 axes and would take a 0 axis for one.
         q.empty = true;
         if (bn->diff_gamma) q.zeroed = {*bn->diff_gamma, *bn->diff_beta};
+        choose_bn_path(q);
         plan = std::move(q);
         return {};
     }
@@ -149,6 +150,7 @@ std::string make_bn_plan(const backends::partition_problem &p, bn_plan &plan) {
     }
     const int64_t bytes = q.A * q.K * q.B * int64_t(size_of(q.dt));
     q.one_task = tasks_at_once() == 1 || bytes < size_threshold(bn_one_task_max_bytes);
+    choose_bn_path(q);
     q.scratch_bytes = bn_scratch_bytes(q);
     q.scratch_on_stack = q.scratch_bytes <= size_threshold(bn_stack_scratch_bytes);
     plan = std::move(q);

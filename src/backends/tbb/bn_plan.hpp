@@ -27,6 +27,38 @@ enum class bn_fusion { none, relu_into_src, relu_into_dd };
 
 struct bn_view { int64_t a = 0, k = 0, b = 0; }; // element strides of A, K, B
 
+// How run_bn_plan (bn_run.cpp, one function each) orders the two passes.
+enum class bn_schedule {
+    zero_sized,     // no element: diff_gamma and diff_beta are zeroed, nothing else runs
+    global_update,  // use_global_stats without its sums: one sweep writes diff_src
+    global_sums,    // use_global_stats with its sums: one sweep writes diff_src and the sums
+    channel_tasks,  // planar training, >= 8 channels: both passes of a channel in one task
+    channel_groups, // planar training, short rows: both passes of a group of channels in one task
+    two_sweeps,     // pass 1 over everything, then pass 2 over everything
+};
+
+// The loops of one pass (bn_kernels.hpp). *_avx512 ones run only where the
+// CPU has AVX-512; the others are compiled per instruction set.
+enum class bn_loops {
+    none,                  // the pass does not run
+    planar,                // planar rows, chunk by chunk
+    planar_avx512,         // planar rows with AVX-512 loads (16-bit data, use_global_stats)
+    short_rows,            // planar rows of a channel group, one staged run per group row
+    short_rows_avx512,     // the same, a group row as one run of vectors
+    relu_decisions_avx512, // planar f32 with a fused ReLU: pass 1 keeps its decisions for pass 2
+    channels_last,         // channels-last rows, channel by channel
+    register_blocks,       // channels-last rows of 16-64 channels, coefficients in registers
+    register_blocks_avx512, // the same with AVX-512 loads (16-bit pass 1)
+    wide_avx512,           // channels-last rows of >= 16 channels off the register blocks
+    narrow,                // channels-last rows of < 16 channels as one flat run of vectors
+    narrow_avx512,         // the same with AVX-512 loads and stores
+    relu_mask_avx512,      // channels-last f32 with a fused ReLU: its decisions as bits
+};
+
+// How diff_src is written: cached, or past the caches (from the registers
+// where the run is 64-byte aligned, else through a per-thread stage).
+enum class bn_store { cached, nontemporal };
+
 struct bn_plan {
     // A 0 axis in the data: no pass runs, diff_src is empty, and diff_gamma
     // and diff_beta (sums over no element) are set to 0, the tensors in
@@ -53,6 +85,13 @@ struct bn_plan {
     bool one_task = false;
     int64_t scratch_bytes = 0;
     bool scratch_on_stack = false;
+    // The kernel path (choose_bn_path): execute dispatches on these and
+    // decides nothing else but buffer alignment.
+    bn_schedule schedule = bn_schedule::two_sweeps;
+    bn_loops sums = bn_loops::none, update = bn_loops::none;
+    bn_store store = bn_store::cached;
+    bool avx512 = false;           // the *_avx512 loops may run (the CPU has AVX-512)
+    int64_t channels_per_task = 1; // channel_groups: channels of one group
     // Tensor ids (to find buffers at execute).
     size_t src_id = 0, dd_id = 0, ds_id = 0, mean_id = 0, var_id = 0, gamma_id = 0, dgamma_id = 0, dbeta_id = 0,
            relu_in_id = 0, relu_dd_id = 0;
@@ -69,6 +108,12 @@ int64_t bn_scratch_bytes(const bn_plan &plan);
 // A partition of one BatchNormTrainingBackprop, or ReLUBackprop feeding it.
 // Empty string and a filled plan when the kernel runs it; else why not.
 std::string make_bn_plan(const backends::partition_problem &p, bn_plan &plan);
+
+// Fills the kernel path of a plan whose views and options are set.
+void choose_bn_path(bn_plan &plan);
+
+// "bn:<schedule>:sums=<loops>:update=<loops>:<store>", or "bn:zero_sized".
+std::string bn_path_name(const bn_plan &plan);
 
 void run_bn_plan(const bn_plan &plan, const backends::buffer_map &buffers);
 

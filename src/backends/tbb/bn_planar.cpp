@@ -62,7 +62,7 @@ BPG_ALWAYS_INLINE void sums_planar(const bn_plan &p, const data &d, const float 
     const int64_t nch = (p.B + planar_chunk - 1) / planar_chunk;
     for (int64_t r = r0; r < r1; ++r) {
         const int64_t k = r / p.A, a = r % p.A;
-        if (global && has_avx512f()) {
+        if (global && p.sums == bn_loops::planar_avx512) {
             T *dst = static_cast<T *>(d.ds) + at(p.ds, a, k, 0);
             const bool stream = d.nontemporal && streams_to(dst);
             const out_run<T> o(dst, p.B, d.nontemporal && !stream);
@@ -72,7 +72,7 @@ BPG_ALWAYS_INLINE void sums_planar(const bn_plan &p, const data &d, const float 
             continue;
         }
         if constexpr (!std::is_same_v<T, float>)
-            if (!global && has_avx512f()) {
+            if (!global && p.sums == bn_loops::planar_avx512) {
                 row_sums_avx512<T, F>(p, d, mean, partial, r);
                 continue;
             }
@@ -175,13 +175,6 @@ void relu_passed_update_channel(const bn_plan &p, const data &d, const coeffs &c
 }
 
 } // namespace
-
-// Whether the per-channel schedule keeps a fused ReLU's decisions (f32,
-// AVX-512, diff_src streamed: a tensor that stays in the caches gains nothing).
-bool keeps_relu_decisions(const bn_plan &p, const data &d) {
-    return p.fusion != bn_fusion::none && p.dt == data_type::f32 && !p.global_stats && d.nontemporal
-            && has_avx512f();
-}
 
 void relu_passed_sums(const bn_plan &p, const data &d, const float *mean, double *partial, int64_t k, uint16_t *passed) {
     if (p.fusion == bn_fusion::relu_into_dd) relu_passed_sums_channel<bn_fusion::relu_into_dd>(p, d, mean, partial, k, passed);

@@ -110,7 +110,7 @@ __attribute__((target("avx512f"))) void update_row_avx512(const bn_plan &p, cons
 // Pass 2 on planar row (a, k) into `out` with ordinary stores.
 template <typename T, bn_fusion F>
 BPG_ALWAYS_INLINE void update_row_into(const bn_plan &p, const data &d, const coeffs &cf, int64_t a, int64_t k, T *out) {
-    if (has_avx512f()) return update_row_avx512<T, F>(p, d, cf, a, k, out, false);
+    if (p.avx512) return update_row_avx512<T, F>(p, d, cf, a, k, out, false);
     const reader<T, F> rd(d);
     const int64_t s0 = at(p.src, a, k, 0), d0 = at(p.dd, a, k, 0), x0 = at(p.relu_in, a, k, 0);
     const float ak = cf.a[size_t(k)], c2 = cf.c2[size_t(k)], c0 = cf.c0[size_t(k)], m = cf.mean[size_t(k)];

@@ -8,8 +8,6 @@
 
 namespace bpg::tbb_backend {
 
-bool relu_mask_available() { return has_avx512f(); }
-
 namespace {
 
 #define BPG_AVX512_INLINE __attribute__((target("avx512f"), always_inline)) inline

@@ -12,8 +12,6 @@
 
 namespace bpg::tbb_backend {
 
-bool relu_mask_available();
-
 // Bit words per row of K channels.
 inline int64_t relu_mask_words(int64_t K) { return (K + 15) / 16; }
 

@@ -26,19 +26,6 @@ using bn::at;
 using bn::coeffs;
 using bn::data;
 
-// Pass 1 on items [i0, i1): planar rows, or channels-last chunks of rows.
-void sums(const bn_plan &p, const data &d, const float *m, double *o, int64_t i0, int64_t i1,
-        const coeffs *global = nullptr) {
-    if (p.planar) bn::planar_sums(p, d, m, o, i0, i1, global);
-    else bn::channels_last_sums(p, d, m, o, i0, i1, global);
-}
-
-// Pass 2 on rows [i0, i1): planar rows (a, k), or channels-last rows a.
-void upd(const bn_plan &p, const data &d, const coeffs &c, int64_t i0, int64_t i1) {
-    if (p.planar) bn::planar_update(p, d, c, i0, i1);
-    else bn::channels_last_update(p, d, c, i0, i1);
-}
-
 // The literal formula for one channel, in double as the reference computes
 // it: used where 1/sqrt(var + eps) or a coefficient is not finite, so that
 // inf and NaN appear exactly where the reference puts them.
@@ -114,38 +101,220 @@ int64_t bn_scratch_bytes(const bn_plan &p) {
     return lay_out(p, nullptr, sizes_only);
 }
 
+namespace {
+
+// One execute of a plan: its buffers, the per-channel arrays, and the steps
+// the schedules are made of. Every schedule computes a channel's sums in the
+// same fixed order and its results through finish_channel, so all agree bit
+// for bit.
+struct bn_execution {
+    const bn_plan &p;
+    const backends::buffer_map &b;
+    data d;
+    working_memory w;
+    literal_channel lit;
+    std::optional<task_pool<bn::task_memory>> work;
+    int64_t items = 0, per_item = 0;
+
+    bn_execution(const bn_plan &plan, const backends::buffer_map &buffers, char *base)
+        : p(plan), b(buffers), lit {plan, buffers}, items(items_of(plan)), per_item(pairs_per_item(plan)) {
+        if (p.fusion != bn_fusion::relu_into_src) d.src = b.at(p.src_id);
+        if (p.fusion != bn_fusion::relu_into_dd) d.dd = b.at(p.dd_id);
+        if (p.fusion != bn_fusion::none) {
+            d.relu_in = b.at(p.relu_in_id);
+            d.relu_dd = b.at(p.relu_dd_id);
+        }
+        d.ds = b.at(p.ds_id);
+        d.nontemporal = p.store == bn_store::nontemporal;
+        lay_out(p, base, w);
+    }
+
+    // Loads mean, inv and gamma of every channel; zeroes the sums.
+    void load_statistics() {
+        auto stat = [&](size_t id, data_type dt, const std::vector<int64_t> &off, int64_t k) {
+            return core::load_as_double(b.at(id), dt, off[size_t(k)]);
+        };
+        const size_t K = size_t(p.K);
+        std::fill(w.gamma, w.gamma + K, 1.0);
+        std::fill(w.db, w.db + K, 0.0);
+        std::fill(w.s2, w.s2 + K, 0.0);
+        std::fill(w.dg, w.dg + K, 0.0);
+        std::fill(w.literal, w.literal + K, char(0));
+        for (int64_t k = 0; k < p.K; ++k) {
+            w.mean[size_t(k)] = stat(p.mean_id, p.mean_dt, p.mean_off, k);
+            w.inv[size_t(k)] = kernels::bn_inv_std(stat(p.var_id, p.var_dt, p.var_off, k), double(p.epsilon));
+            if (p.has_gamma) w.gamma[size_t(k)] = stat(p.gamma_id, p.gamma_dt, p.gamma_off, k);
+            w.cf.mean[size_t(k)] = float(w.mean[size_t(k)]);
+        }
+        if (needs_sums(p)) std::fill(w.partial, w.partial + 2 * items * per_item, 0.0);
+    }
+
+    // Per-task memory of the loops that take some: channels-last pass 1 and
+    // the kept ReLU decisions (taken before any output is written).
+    void take_task_memory() {
+        const bool decisions = p.sums == bn_loops::relu_decisions_avx512;
+        if (p.planar && !decisions) return;
+        work.emplace(std::max(items, p.K), [&] {
+            return bn::task_memory {
+                    core::allocate_array<float>(p.planar ? 0 : size_t(2 * std::max(p.K, bn::lanes * relu_mask_words(p.K))),
+                            "BN working memory"),
+                    core::allocate_array<uint16_t>(decisions ? size_t(p.A * (p.B / bn::lanes)) : 0, "the ReLU decisions")};
+        });
+        d.work = &*work;
+    }
+
+    template <typename Body> void loop(const task_range &range, const Body &body) const {
+        if (p.one_task) inline_task(range, body);
+        else parallel_tasks(range, body);
+    }
+
+    // Pass 1 on items [i0, i1): planar rows, or channels-last chunks of rows.
+    void sums(int64_t i0, int64_t i1, const coeffs *global = nullptr) {
+        if (p.planar) bn::planar_sums(p, d, w.cf.mean.data(), w.partial, i0, i1, global);
+        else bn::channels_last_sums(p, d, w.cf.mean.data(), w.partial, i0, i1, global);
+    }
+
+    // Pass 2 on rows [i0, i1): planar rows (a, k), or channels-last rows a.
+    void update(int64_t i0, int64_t i1) {
+        if (p.planar) bn::planar_update(p, d, w.cf, i0, i1);
+        else bn::channels_last_update(p, d, w.cf, i0, i1);
+    }
+
+    // Chunk partials -> the sums of channel k, in a fixed order.
+    void combine(int64_t k) {
+        double t1 = 0, t2 = 0;
+        if (p.planar) {
+            for (int64_t j = k * p.A * per_item; j < (k + 1) * p.A * per_item; ++j)
+                t1 += w.partial[size_t(2 * j)], t2 += w.partial[size_t(2 * j + 1)];
+        } else {
+            for (int64_t c = 0; c < items; ++c)
+                t1 += w.partial[size_t(2 * (c * p.K + k))], t2 += w.partial[size_t(2 * (c * p.K + k) + 1)];
+        }
+        w.db[size_t(k)] = t1;
+        w.s2[size_t(k)] = t2;
+    }
+
+    void combine_all() {
+        loop(task_range(0, p.K, 16), [&](const tbb::blocked_range<int64_t> &r) {
+            for (int64_t k = r.begin(); k < r.end(); ++k) combine(k);
+        });
+    }
+
+    // diff_gamma of channel k from its sums; where inv is not finite, the
+    // literal sum (a pass over the channel) gives the reference's inf/NaN.
+    double diff_gamma_of(size_t k) const {
+        const double inv = w.inv[k];
+        return std::isfinite(inv) ? inv * w.s2[k] : (needs_sums(p) ? lit.diff_gamma(int64_t(k), w.mean[k], inv) : 0.0);
+    }
+
+    // The pass-2 coefficients of channel k from its sums, in double; a
+    // channel whose coefficients are not finite is marked for the literal formula.
+    void finish_channel(size_t k) {
+        const double inv = w.inv[k];
+        // With use_global_stats the coefficients do not read diff_gamma.
+        if (!p.global_stats) w.dg[k] = diff_gamma_of(k);
+        const auto folded = kernels::bn_fold(
+                kernels::bn_coeffs(w.gamma[k], inv, w.db[k], w.dg[k], p.M, p.global_stats), inv);
+        w.cf.a[k] = float(folded.a), w.cf.c2[k] = float(folded.c2), w.cf.c0[k] = float(folded.c0);
+        const bool finite = std::isfinite(w.cf.a[k]) && std::isfinite(w.cf.c2[k]) && std::isfinite(w.cf.c0[k]);
+        w.literal[k] = !p.global_stats && !(std::isfinite(inv) && finite);
+    }
+
+    void finish_all() {
+        for (size_t k = 0; k < size_t(p.K); ++k) finish_channel(k);
+    }
+
+    // global_update: diff_src = gamma * inv * diff_dst needs no sums.
+    void global_update() {
+        finish_all();
+        loop(task_range(0, p.planar ? p.A * p.K : p.A),
+                [&](const tbb::blocked_range<int64_t> &r) { update(r.begin(), r.end()); });
+    }
+
+    // global_sums: coefficients first, then one sweep writing diff_src and
+    // the sums, which only diff_gamma and diff_beta read.
+    void global_sums() {
+        finish_all();
+        loop(task_range(0, items), [&](const tbb::blocked_range<int64_t> &r) { sums(r.begin(), r.end(), &w.cf); });
+        combine_all();
+        for (size_t k = 0; k < size_t(p.K); ++k) w.dg[k] = diff_gamma_of(k);
+    }
+
+    // channel_tasks: both passes of a channel in one task, so its src and
+    // diff_dst are read again from the cache (L3) rather than from memory.
+    void channel_tasks() {
+        const bool decisions = p.sums == bn_loops::relu_decisions_avx512;
+        auto channels = [&](const task_range &r, uint16_t *passed) {
+            for (int64_t k = r.begin(); k < r.end(); ++k) {
+                if (decisions) bn::relu_passed_sums(p, d, w.cf.mean.data(), w.partial, k, passed);
+                else sums(k * p.A, (k + 1) * p.A);
+                combine(k);
+                finish_channel(size_t(k));
+                if (w.literal[size_t(k)]) continue;
+                if (decisions) bn::relu_passed_update(p, d, w.cf, k, passed);
+                else bn::planar_update_channel(p, d, w.cf, k);
+            }
+        };
+        loop(task_range(0, p.K, 1), [&](const tbb::blocked_range<int64_t> &r) {
+            if (!decisions) return channels(r, nullptr);
+            const auto task = work->borrow();
+            channels(r, task->passed.get());
+        });
+    }
+
+    // channel_groups: channel_tasks for short rows, a group's row a one run
+    // in memory.
+    void channel_groups() {
+        const int64_t group = p.channels_per_task, groups = (p.K + group - 1) / group;
+        loop(task_range(0, groups, 1), [&](const tbb::blocked_range<int64_t> &r) {
+            for (int64_t g = r.begin(); g < r.end(); ++g) {
+                const int64_t k0 = g * group, k1 = std::min(p.K, k0 + group);
+                bn::short_rows_sums(p, d, w.cf.mean.data(), w.partial, k0, k1);
+                bool any_literal = false;
+                for (int64_t k = k0; k < k1; ++k) {
+                    combine(k);
+                    finish_channel(size_t(k));
+                    any_literal |= w.literal[size_t(k)] != 0;
+                }
+                if (!any_literal) bn::short_rows_update(p, d, w.cf, k0, k1);
+                else
+                    for (int64_t k = k0; k < k1; ++k)
+                        if (!w.literal[size_t(k)]) bn::planar_update_channel(p, d, w.cf, k);
+            }
+        });
+    }
+
+    void two_sweeps() {
+        loop(task_range(0, items), [&](const tbb::blocked_range<int64_t> &r) { sums(r.begin(), r.end()); });
+        combine_all();
+        finish_all();
+        loop(task_range(0, p.planar ? p.A * p.K : p.A),
+                [&](const tbb::blocked_range<int64_t> &r) { update(r.begin(), r.end()); });
+    }
+
+    // diff_gamma and diff_beta; then channels whose coefficients are not
+    // finite get the formula as written.
+    void finish_outputs() const {
+        if (p.has_diff_stats)
+            for (size_t k = 0; k < size_t(p.K); ++k) {
+                core::store_from_double(b.at(p.dgamma_id), p.dgamma_dt, p.dgamma_off[k], w.dg[k]);
+                core::store_from_double(b.at(p.dbeta_id), p.dbeta_dt, p.dbeta_off[k], w.db[k]);
+            }
+        for (size_t k = 0; k < size_t(p.K); ++k)
+            if (w.literal[k]) {
+                const auto c = kernels::bn_coeffs(w.gamma[k], w.inv[k], w.db[k], w.dg[k], p.M, false);
+                lit.update(int64_t(k), c, w.mean[k], w.inv[k]);
+            }
+    }
+};
+
+} // namespace
+
 void run_bn_plan(const bn_plan &p, const backends::buffer_map &b) {
-    if (p.empty) {
+    if (p.schedule == bn_schedule::zero_sized) {
         for (const core::tensor_desc &t : p.zeroed) core::store_zeros(t, b.at(t.id));
         return;
     }
-    auto stat = [&](size_t id, data_type dt, const std::vector<int64_t> &off, int64_t k) {
-        return core::load_as_double(b.at(id), dt, off[size_t(k)]);
-    };
-    data d;
-    if (p.fusion != bn_fusion::relu_into_src) d.src = b.at(p.src_id);
-    if (p.fusion != bn_fusion::relu_into_dd) d.dd = b.at(p.dd_id);
-    if (p.fusion != bn_fusion::none) {
-        d.relu_in = b.at(p.relu_in_id);
-        d.relu_dd = b.at(p.relu_dd_id);
-    }
-    d.ds = b.at(p.ds_id);
-    d.nontemporal = p.A * p.K * p.B * int64_t(size_of(p.dt)) >= size_threshold(nontemporal_min_bytes);
-    core::array<uint16_t> relu_mask;
-    const bool into_src = p.fusion == bn_fusion::relu_into_src;
-    // Channels-last with a fused ReLU keeps its decisions as bits (see
-    // bn_relu_mask.hpp) where rows are whole: pass 2 then reads two tensors
-    // instead of three (fewer than 16 channels: the generic loops).
-    if (p.dt == data_type::f32 && p.fusion != bn_fusion::none && !p.planar && !p.global_stats && p.K >= bn::lanes
-            && p.relu_in.a == p.K && p.relu_dd.a == p.K && (into_src ? p.dd.a : p.src.a) == p.K && p.ds.a == p.K
-            && relu_mask_available()) {
-        relu_mask = core::allocate_array<uint16_t>(size_t(p.A * relu_mask_words(p.K)), "the ReLU mask");
-        d.relu_mask = relu_mask.get();
-        d.mask_rows = {static_cast<const float *>(d.relu_in), static_cast<const float *>(d.relu_dd),
-                static_cast<const float *>(into_src ? d.dd : d.src), into_src, p.K};
-    }
-
-    const size_t K = size_t(p.K);
     // All memory of the run is taken here, before any output is written.
     alignas(64) char local[bn_stack_scratch_bytes];
     core::aligned_buffer heap;
@@ -154,164 +323,27 @@ void run_bn_plan(const bn_plan &p, const backends::buffer_map &b) {
         heap = core::allocate(size_t(p.scratch_bytes), "BN working memory");
         base = static_cast<char *>(heap.get());
     }
-    working_memory w;
-    lay_out(p, base, w);
-    double *const mean = w.mean, *const inv = w.inv, *const gamma = w.gamma, *const db = w.db, *const s2 = w.s2,
-                 *const dg = w.dg, *const partial = w.partial;
-    char *const literal = w.literal;
-    coeffs &cf = w.cf;
-    std::fill(gamma, gamma + K, 1.0);
-    std::fill(db, db + K, 0.0);
-    std::fill(s2, s2 + K, 0.0);
-    std::fill(dg, dg + K, 0.0);
-    std::fill(literal, literal + K, char(0));
-    for (int64_t k = 0; k < p.K; ++k) {
-        mean[size_t(k)] = stat(p.mean_id, p.mean_dt, p.mean_off, k);
-        inv[size_t(k)] = kernels::bn_inv_std(stat(p.var_id, p.var_dt, p.var_off, k), double(p.epsilon));
-        if (p.has_gamma) gamma[size_t(k)] = stat(p.gamma_id, p.gamma_dt, p.gamma_off, k);
-        cf.mean[size_t(k)] = float(mean[size_t(k)]);
+    core::array<uint16_t> relu_mask;
+    bn_execution run(p, b, base);
+    if (p.sums == bn_loops::relu_mask_avx512) {
+        // Pass 2 reads the ReLU's decisions as bits (bn_relu_mask.hpp).
+        const bool into_src = p.fusion == bn_fusion::relu_into_src;
+        relu_mask = core::allocate_array<uint16_t>(size_t(p.A * relu_mask_words(p.K)), "the ReLU mask");
+        run.d.relu_mask = relu_mask.get();
+        run.d.mask_rows = {static_cast<const float *>(run.d.relu_in), static_cast<const float *>(run.d.relu_dd),
+                static_cast<const float *>(into_src ? run.d.dd : run.d.src), into_src, p.K};
     }
-    const literal_channel lit {p, b};
-    const bool need_sums = needs_sums(p);
-
-    // The results and pass-2 coefficients of channel k from its sums, in
-    // double: one function for every schedule below, so they agree bit for bit.
-    // diff_gamma of channel k from its sums; where inv is not finite, the
-    // literal sum (a pass over the channel) gives the reference's inf/NaN.
-    auto diff_gamma_of = [&](size_t k) {
-        return std::isfinite(inv[k]) ? inv[k] * s2[k] : (need_sums ? lit.diff_gamma(int64_t(k), mean[k], inv[k]) : 0.0);
-    };
-    auto finish_channel = [&](size_t k) {
-        const bool finite_inv = std::isfinite(inv[k]);
-        // With use_global_stats the coefficients do not read diff_gamma: it
-        // is computed once the sums exist (see below).
-        if (!p.global_stats) dg[k] = diff_gamma_of(k);
-        const auto c = kernels::bn_coeffs(gamma[k], inv[k], db[k], dg[k], p.M, p.global_stats);
-        // ds = scale*(dd - shift - xhat*slope) = scale*dd - scale*inv*slope*(src - mean) - scale*shift
-        cf.a[k] = float(c.scale), cf.c2[k] = float(-c.scale * inv[k] * c.slope), cf.c0[k] = float(-c.scale * c.shift);
-        const bool finite = std::isfinite(cf.a[k]) && std::isfinite(cf.c2[k]) && std::isfinite(cf.c0[k]);
-        literal[k] = !p.global_stats && !(finite_inv && finite);
-    };
-    // Chunk partials -> channel sums, in a fixed order (the same for every schedule).
-    const int64_t items = items_of(p);
-    const int64_t per_item = pairs_per_item(p);
-    if (need_sums) std::fill(partial, partial + 2 * items * per_item, 0.0);
-    const bool keep_decisions = p.planar && bn::keeps_relu_decisions(p, d);
-    // Per-task memory only where a kernel takes some: channels-last pass 1,
-    // and the kept ReLU decisions.
-    std::optional<task_pool<bn::task_memory>> work;
-    if (!p.planar || keep_decisions)
-        work.emplace(std::max(items, p.K), [&] {
-            return bn::task_memory {
-                    core::allocate_array<float>(p.planar ? 0 : size_t(2 * std::max(p.K, bn::lanes * relu_mask_words(p.K))),
-                            "BN working memory"),
-                    core::allocate_array<uint16_t>(keep_decisions ? size_t(p.A * (p.B / bn::lanes)) : 0, "the ReLU decisions")};
-        });
-    d.work = work ? &*work : nullptr;
-    // The plan's schedule: one task on this thread, or the parallel loop.
-    auto loop = [&](const task_range &range, const auto &body) {
-        if (p.one_task) inline_task(range, body);
-        else parallel_tasks(range, body);
-    };
-    auto combine = [&](int64_t k) {
-        double t1 = 0, t2 = 0;
-        if (p.planar) {
-            for (int64_t j = k * p.A * per_item; j < (k + 1) * p.A * per_item; ++j)
-                t1 += partial[size_t(2 * j)], t2 += partial[size_t(2 * j + 1)];
-        } else {
-            for (int64_t c = 0; c < items; ++c)
-                t1 += partial[size_t(2 * (c * p.K + k))], t2 += partial[size_t(2 * (c * p.K + k) + 1)];
-        }
-        db[size_t(k)] = t1;
-        s2[size_t(k)] = t2;
-    };
-    if (p.global_stats) {
-        // diff_src = gamma * inv * diff_dst needs no sums: coefficients first,
-        // then one sweep that writes diff_src (and sums when they are outputs).
-        for (size_t k = 0; k < K; ++k) finish_channel(k);
-        if (need_sums) {
-            loop(task_range(0, items), [&](const tbb::blocked_range<int64_t> &r) {
-                sums(p, d, cf.mean.data(), partial, r.begin(), r.end(), &cf);
-            });
-            loop(task_range(0, p.K, 16), [&](const tbb::blocked_range<int64_t> &r) {
-                for (int64_t k = r.begin(); k < r.end(); ++k) combine(k);
-            });
-            for (size_t k = 0; k < K; ++k) dg[k] = diff_gamma_of(k); // an output, not needed for diff_src
-        } else {
-            loop(task_range(0, p.planar ? p.A * p.K : p.A),
-                    [&](const tbb::blocked_range<int64_t> &r) { upd(p, d, cf, r.begin(), r.end()); });
-        }
-    } else if (p.planar && p.K >= 8) {
-        // NCX training with enough channels: both passes of a channel (short
-        // rows: of a group of channels, see channels_per_task) in one task, so
-        // its src and diff_dst are read again from the cache (L3) rather than
-        // from memory. The chunk sums and their order are those of the
-        // schedule below.
-        const int64_t group = bn::channels_per_task(p);
-        if (group > 1) {
-            // Short rows: channel groups, row a of the group one run in memory.
-            const int64_t groups = (p.K + group - 1) / group;
-            loop(task_range(0, groups, 1), [&](const tbb::blocked_range<int64_t> &r) {
-                for (int64_t g = r.begin(); g < r.end(); ++g) {
-                    const int64_t k0 = g * group, k1 = std::min(p.K, k0 + group);
-                    bn::short_rows_sums(p, d, cf.mean.data(), partial, k0, k1);
-                    bool any_literal = false;
-                    for (int64_t k = k0; k < k1; ++k) {
-                        combine(k);
-                        finish_channel(size_t(k));
-                        any_literal |= literal[size_t(k)] != 0;
-                    }
-                    if (!any_literal) bn::short_rows_update(p, d, cf, k0, k1);
-                    else
-                        for (int64_t k = k0; k < k1; ++k)
-                            if (!literal[size_t(k)]) bn::planar_update_channel(p, d, cf, k);
-                }
-            });
-        } else {
-            // Both passes of channels r (with the ReLU decisions of pass 1 kept in `passed`).
-            auto channels = [&](const task_range &r, uint16_t *passed) {
-                for (int64_t k = r.begin(); k < r.end(); ++k) {
-                    if (keep_decisions) bn::relu_passed_sums(p, d, cf.mean.data(), partial, k, passed);
-                    else sums(p, d, cf.mean.data(), partial, k * p.A, (k + 1) * p.A);
-                    combine(k);
-                    finish_channel(size_t(k));
-                    if (literal[size_t(k)]) continue;
-                    if (keep_decisions) bn::relu_passed_update(p, d, cf, k, passed);
-                    else bn::planar_update_channel(p, d, cf, k);
-                }
-            };
-            loop(task_range(0, p.K, 1), [&](const tbb::blocked_range<int64_t> &r) {
-                if (keep_decisions) {
-                    const auto task = work->borrow();
-                    channels(r, task->passed.get());
-                } else {
-                    channels(r, nullptr);
-                }
-            });
-        }
-    } else {
-        loop(task_range(0, items), [&](const tbb::blocked_range<int64_t> &r) {
-            sums(p, d, cf.mean.data(), partial, r.begin(), r.end());
-        });
-        loop(task_range(0, p.K, 16), [&](const tbb::blocked_range<int64_t> &r) {
-            for (int64_t k = r.begin(); k < r.end(); ++k) combine(k);
-        });
-        for (size_t k = 0; k < K; ++k) finish_channel(k);
-        loop(task_range(0, p.planar ? p.A * p.K : p.A),
-                [&](const tbb::blocked_range<int64_t> &r) { upd(p, d, cf, r.begin(), r.end()); });
+    run.take_task_memory();
+    run.load_statistics();
+    switch (p.schedule) {
+        case bn_schedule::global_update: run.global_update(); break;
+        case bn_schedule::global_sums: run.global_sums(); break;
+        case bn_schedule::channel_tasks: run.channel_tasks(); break;
+        case bn_schedule::channel_groups: run.channel_groups(); break;
+        case bn_schedule::two_sweeps: run.two_sweeps(); break;
+        case bn_schedule::zero_sized: break;
     }
-
-    if (p.has_diff_stats)
-        for (size_t k = 0; k < K; ++k) {
-            core::store_from_double(b.at(p.dgamma_id), p.dgamma_dt, p.dgamma_off[k], dg[k]);
-            core::store_from_double(b.at(p.dbeta_id), p.dbeta_dt, p.dbeta_off[k], db[k]);
-        }
-    // Channels whose coefficients are not finite: the formula as written.
-    for (size_t k = 0; k < K; ++k)
-        if (literal[k]) {
-            const auto c = kernels::bn_coeffs(gamma[k], inv[k], db[k], dg[k], p.M, false);
-            lit.update(int64_t(k), c, mean[k], inv[k]);
-        }
+    run.finish_outputs();
 }
 
 } // namespace bpg::tbb_backend

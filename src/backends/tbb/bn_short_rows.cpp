@@ -128,7 +128,7 @@ __attribute__((target("avx512f"))) void short_rows_update_avx512(const bn_plan &
 template <typename T, bn_fusion F>
 BPG_ALWAYS_INLINE void update_rows_of_channels(const bn_plan &p, const data &d, const coeffs &cf, int64_t a, int64_t k0,
         int64_t k1) {
-    if (k1 - k0 <= lanes && has_avx512f()) return short_rows_update_avx512<T, F>(p, d, cf, a, k0, k1, d.nontemporal);
+    if (p.update == bn_loops::short_rows_avx512) return short_rows_update_avx512<T, F>(p, d, cf, a, k0, k1, d.nontemporal);
     const out_run<T> o(static_cast<T *>(d.ds) + at(p.ds, a, k0, 0), (k1 - k0) * p.B, d.nontemporal);
     for (int64_t k = k0; k < k1; ++k) update_row_into<T, F>(p, d, cf, a, k, o.out + (k - k0) * p.B);
     o.finish();
@@ -137,7 +137,7 @@ BPG_ALWAYS_INLINE void update_rows_of_channels(const bn_plan &p, const data &d, 
 template <typename T>
 BPG_ALWAYS_INLINE void short_rows_sums_of(const bn_plan &p, const data &d, const float *mean, double *partial,
         int64_t k0, int64_t k1) {
-    if (p.B <= planar_chunk && has_avx512f())
+    if (p.sums == bn_loops::short_rows_avx512)
         return with_fusion(p.fusion, [&](auto f) BPG_LAMBDA_INLINE {
             for (int64_t a = 0; a < p.A; ++a) short_rows_sums_avx512<T, f.value>(p, d, mean, partial, a, k0, k1);
         });

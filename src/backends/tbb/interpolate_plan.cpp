@@ -131,4 +131,12 @@ std::string make_interp_plan(const core::interpolate_bwd_problem &p, interp_plan
     return {};
 }
 
+std::string interp_path_name(const interp_plan &p) {
+    if (p.empty) return "interpolate:zero_sized";
+    std::string s = std::string("interpolate:") + (p.vector_mode ? "channels_last" : "planar") + ":"
+            + std::to_string(p.nsp) + "d";
+    if (p.fused_runs) s += ":fused_runs";
+    return s + (p.nontemporal ? ":nontemporal" : ":cached");
+}
+
 } // namespace bpg::tbb_backend

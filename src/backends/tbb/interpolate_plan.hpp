@@ -117,6 +117,9 @@ constexpr int64_t fused_runs_prefetch_bytes = int64_t(4) << 10; // 2, 4 and 8 KB
 // Empty string and a filled plan when the kernel runs the problem; else why not.
 std::string make_interp_plan(const core::interpolate_bwd_problem &p, interp_plan &plan);
 
+// The plan's kernel path, as BPG_VERBOSE=2 prints it.
+std::string interp_path_name(const interp_plan &plan);
+
 // Runs the plan with oneTBB on the current task arena.
 void run_interp_plan(const interp_plan &plan, const void *diff_dst, void *diff_src);
 

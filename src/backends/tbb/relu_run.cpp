@@ -94,12 +94,16 @@ BPG_CLONES void items_16(const merged_axes &m, bool bf16, bool nt, const void *x
 
 } // namespace
 
-void run_relu_bwd(const core::relu_bwd_problem &p, const void *input, const void *diff_dst, void *diff_src) {
+bool relu_nontemporal(const core::relu_bwd_problem &p) {
+    return p.diff_src.element_count() * int64_t(size_of(p.diff_src.dt)) >= size_threshold(nontemporal_min_bytes);
+}
+
+void run_relu_bwd(const core::relu_bwd_problem &p, bool nontemporal, const void *input, const void *diff_dst,
+        void *diff_src) {
     if (p.diff_src.element_count() == 0) return;
     const merged_axes m = merge_axes(p);
     const int64_t items = m.rows * ((m.inner() + piece - 1) / piece);
     const int64_t grain = std::max<int64_t>(1, piece / m.inner()); // short rows: ~piece elements a task at least
-    const bool nontemporal = p.diff_src.element_count() * int64_t(size_of(p.diff_src.dt)) >= size_threshold(nontemporal_min_bytes);
     const bool f32 = p.diff_src.dt == data_type::f32, bf16 = p.diff_src.dt == data_type::bf16;
     parallel_tasks(tbb::blocked_range<int64_t>(0, items, grain), [&](const tbb::blocked_range<int64_t> &r) {
         if (f32) items_f32(m, nontemporal, input, diff_dst, diff_src, r.begin(), r.end());

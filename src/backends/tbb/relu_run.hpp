@@ -6,6 +6,10 @@
 
 namespace bpg::tbb_backend {
 
-void run_relu_bwd(const core::relu_bwd_problem &p, const void *input, const void *diff_dst, void *diff_src);
+// The plan: whether diff_src is large enough to be written past the caches.
+bool relu_nontemporal(const core::relu_bwd_problem &p);
+
+void run_relu_bwd(const core::relu_bwd_problem &p, bool nontemporal, const void *input, const void *diff_dst,
+        void *diff_src);
 
 } // namespace bpg::tbb_backend

@@ -71,6 +71,11 @@ public:
         if (s_.reorder_ds)
             tbb_backend::strided_copy(s_.ds.shape, ds_tmp.get(), s_.dense_ds, ds, s_.ds.strides, size_of(s_.ds.dt));
     }
+    std::string path() const override {
+        std::string copies = s_.reorder_dd ? ":dense_diff_dst" : "";
+        if (s_.reorder_ds) copies += ":dense_diff_src";
+        return tbb_backend::interp_path_name(s_.plan) + copies;
+    }
 
 private:
     interp_schedule s_;
@@ -80,6 +85,7 @@ class bn_kernel : public kernel {
 public:
     explicit bn_kernel(tbb_backend::bn_plan plan) : plan_(std::move(plan)) {}
     void execute(const buffer_map &b) const override { tbb_backend::run_bn_plan(plan_, b); }
+    std::string path() const override { return tbb_backend::bn_path_name(plan_); }
 
 private:
     tbb_backend::bn_plan plan_;
@@ -95,13 +101,15 @@ const core::relu_bwd_problem *lone_relu(const partition_problem &p) {
 
 class relu_kernel : public kernel {
 public:
-    explicit relu_kernel(core::relu_bwd_problem p) : p_(std::move(p)) {}
+    explicit relu_kernel(core::relu_bwd_problem p) : p_(std::move(p)), nontemporal_(tbb_backend::relu_nontemporal(p_)) {}
     void execute(const buffer_map &b) const override {
-        tbb_backend::run_relu_bwd(p_, b.at(p_.input.id), b.at(p_.diff_dst.id), b.at(p_.diff_src.id));
+        tbb_backend::run_relu_bwd(p_, nontemporal_, b.at(p_.input.id), b.at(p_.diff_dst.id), b.at(p_.diff_src.id));
     }
+    std::string path() const override { return nontemporal_ ? "relu:nontemporal" : "relu:cached"; }
 
 private:
     core::relu_bwd_problem p_;
+    bool nontemporal_;
 };
 
 } // namespace

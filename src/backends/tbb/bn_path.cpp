@@ -1,0 +1,135 @@
+// The BN kernel path: which schedule and which loops run a plan, decided
+// here from the plan, the CPU and the sizes; bn_run.cpp and the kernels only
+// dispatch on it. Measurements behind each rule: bench/NOTES.md.
+#include "backends/tbb/bn_kernels.hpp"
+#include "backends/tbb/bn_plan.hpp"
+#include "backends/tbb/channel_blocks.hpp"
+#include "backends/tbb/cpu.hpp"
+#include "backends/tbb/nontemporal.hpp"
+#include "backends/tbb/size_thresholds.hpp"
+
+namespace bpg::tbb_backend {
+
+namespace {
+
+using bn::lanes;
+
+bool sixteen_bit(const bn_plan &p) { return p.dt != data_type::f32; }
+
+// Channels-last f32 training with a fused ReLU and whole rows in every
+// tensor: its decisions kept as bits (bn_relu_mask.hpp).
+bool relu_mask_fits(const bn_plan &p) {
+    const bool into_src = p.fusion == bn_fusion::relu_into_src;
+    return p.avx512 && p.dt == data_type::f32 && p.fusion != bn_fusion::none && !p.planar && !p.global_stats
+            && p.K >= lanes && p.relu_in.a == p.K && p.relu_dd.a == p.K && (into_src ? p.dd.a : p.src.a) == p.K
+            && p.ds.a == p.K;
+}
+
+bn_schedule schedule_of(const bn_plan &p) {
+    if (p.global_stats) return p.has_diff_stats ? bn_schedule::global_sums : bn_schedule::global_update;
+    if (p.planar && p.K >= 8) return p.channels_per_task > 1 ? bn_schedule::channel_groups : bn_schedule::channel_tasks;
+    return bn_schedule::two_sweeps;
+}
+
+bn_loops planar_sums(const bn_plan &p) {
+    switch (p.schedule) {
+        case bn_schedule::channel_groups:
+            return p.avx512 && p.B <= bn::planar_chunk ? bn_loops::short_rows_avx512 : bn_loops::planar;
+        case bn_schedule::channel_tasks:
+            // Kept decisions pay where pass 2 would read the relu input from
+            // memory again: f32, diff_src streamed.
+            if (p.avx512 && p.fusion != bn_fusion::none && p.dt == data_type::f32 && p.store == bn_store::nontemporal)
+                return bn_loops::relu_decisions_avx512;
+            break;
+        default: break;
+    }
+    return p.avx512 && (sixteen_bit(p) || p.global_stats) ? bn_loops::planar_avx512 : bn_loops::planar;
+}
+
+bn_loops planar_update(const bn_plan &p) {
+    if (p.schedule == bn_schedule::channel_groups) return p.avx512 ? bn_loops::short_rows_avx512 : bn_loops::short_rows;
+    if (p.sums == bn_loops::relu_decisions_avx512) return bn_loops::relu_decisions_avx512;
+    return p.avx512 ? bn_loops::planar_avx512 : bn_loops::planar;
+}
+
+bn_loops channels_last_sums(const bn_plan &p) {
+    if (relu_mask_fits(p)) return bn_loops::relu_mask_avx512;
+    if (bn::narrow_rows(p)) return p.avx512 ? bn_loops::narrow_avx512 : bn_loops::narrow;
+    if (fits_blocks(p.K)) {
+        if (!p.global_stats) return p.avx512 && sixteen_bit(p) ? bn_loops::register_blocks_avx512 : bn_loops::register_blocks;
+        // use_global_stats writes diff_src in the same sweep: from the
+        // register blocks when it streams, else channel by channel.
+        if (p.avx512 && p.store == bn_store::nontemporal && p.ds.a == p.K) return bn_loops::register_blocks_avx512;
+        return bn_loops::channels_last;
+    }
+    return p.avx512 && p.K >= lanes ? bn_loops::wide_avx512 : bn_loops::channels_last;
+}
+
+bn_loops channels_last_update(const bn_plan &p) {
+    if (relu_mask_fits(p)) return bn_loops::relu_mask_avx512;
+    if (bn::narrow_rows(p) && p.avx512) return bn_loops::narrow_avx512;
+    if (fits_blocks(p.K)) {
+        // Streamed rows from the register blocks; cached 16-bit rows convert
+        // faster in the wide loops (NXC bf16 16x56x56x64 2.6x oneDNN's time
+        // on the blocks).
+        if (p.avx512 && p.store == bn_store::nontemporal && p.ds.a == p.K) return bn_loops::register_blocks_avx512;
+        if (!p.avx512 || !sixteen_bit(p)) return bn_loops::register_blocks;
+    }
+    return p.avx512 && p.K >= lanes ? bn_loops::wide_avx512 : bn_loops::channels_last;
+}
+
+} // namespace
+
+void choose_bn_path(bn_plan &p) {
+    if (p.empty) {
+        p.schedule = bn_schedule::zero_sized;
+        return;
+    }
+    p.avx512 = has_avx512f();
+    const int64_t bytes = p.A * p.K * p.B * int64_t(size_of(p.dt));
+    p.store = bytes >= size_threshold(nontemporal_min_bytes) ? bn_store::nontemporal : bn_store::cached;
+    p.channels_per_task = p.planar ? bn::channels_per_task(p) : 1;
+    p.schedule = schedule_of(p);
+    const bool sums = p.schedule != bn_schedule::global_update, update = p.schedule != bn_schedule::global_sums;
+    p.sums = !sums ? bn_loops::none : p.planar ? planar_sums(p) : channels_last_sums(p);
+    p.update = !update ? bn_loops::none : p.planar ? planar_update(p) : channels_last_update(p);
+}
+
+std::string to_string(bn_schedule s) {
+    switch (s) {
+        case bn_schedule::zero_sized: return "zero_sized";
+        case bn_schedule::global_update: return "global_update";
+        case bn_schedule::global_sums: return "global_sums";
+        case bn_schedule::channel_tasks: return "channel_tasks";
+        case bn_schedule::channel_groups: return "channel_groups";
+        case bn_schedule::two_sweeps: return "two_sweeps";
+    }
+    return "?";
+}
+
+std::string to_string(bn_loops l) {
+    switch (l) {
+        case bn_loops::none: return "none";
+        case bn_loops::planar: return "planar";
+        case bn_loops::planar_avx512: return "planar_avx512";
+        case bn_loops::short_rows: return "short_rows";
+        case bn_loops::short_rows_avx512: return "short_rows_avx512";
+        case bn_loops::relu_decisions_avx512: return "relu_decisions_avx512";
+        case bn_loops::channels_last: return "channels_last";
+        case bn_loops::register_blocks: return "register_blocks";
+        case bn_loops::register_blocks_avx512: return "register_blocks_avx512";
+        case bn_loops::wide_avx512: return "wide_avx512";
+        case bn_loops::narrow: return "narrow";
+        case bn_loops::narrow_avx512: return "narrow_avx512";
+        case bn_loops::relu_mask_avx512: return "relu_mask_avx512";
+    }
+    return "?";
+}
+
+std::string bn_path_name(const bn_plan &p) {
+    if (p.schedule == bn_schedule::zero_sized) return "bn:zero_sized";
+    return "bn:" + to_string(p.schedule) + ":sums=" + to_string(p.sums) + ":update=" + to_string(p.update) + ":"
+            + (p.store == bn_store::nontemporal ? "nontemporal" : "cached");
+}
+
+} // namespace bpg::tbb_backend
