@@ -339,6 +339,11 @@ TEST(DnnlBatchNorm, PublicApiPartitions) {
         auto p = g.get_partitions().at(0);
         auto cp = p.compile(p.get_input_ports(), {}, e, dnnl);
         EXPECT_EQ(cp.get_backend(), backend_kind::dnnl);
+        // No gamma, no diff_gamma: the plain lowering, and oneDNN's implementation name.
+        EXPECT_EQ(cp.get_kernel_path().rfind("bn:plain:", 0), 0u) << cp.get_kernel_path();
+        EXPECT_GT(cp.get_kernel_path().size(), std::string("bn:plain:").size());
+        EXPECT_EQ(p.compile(p.get_input_ports(), {}, e, compile_options {backend_kind::ref}).get_kernel_path(),
+                "reference:f64");
         std::vector<float> src(24), dd(24), mean {0.1f, -0.2f, 0.f}, var {1.f, 0.5f, 2.f}, out(24), want(24);
         for (int i = 0; i < 24; ++i) src[size_t(i)] = float(i % 7) / 4, dd[size_t(i)] = float(i % 5) / 8 - 0.25f;
         stream s(e);

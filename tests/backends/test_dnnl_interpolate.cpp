@@ -443,6 +443,9 @@ TEST(DnnlInterpolate, RuntimeSizesInput) {
     engine e;
     auto cp = p.compile(p.get_input_ports(), p.get_output_ports(), e, compile_options {backend_kind::dnnl});
     EXPECT_EQ(cp.get_backend(), backend_kind::dnnl);
+    // oneDNN's implementation name after "resampling:".
+    EXPECT_EQ(cp.get_kernel_path().rfind("resampling:", 0), 0u) << cp.get_kernel_path();
+    EXPECT_GT(cp.get_kernel_path().size(), std::string("resampling:").size());
     stream s(e);
     std::vector<float> src(4), dd {0, 1, 2, 3, 4, 5, 6, 7, 8}, out(4, -1.f);
     std::vector<int32_t> sizes {3, 3};

@@ -15,25 +15,6 @@
 namespace bpg::test {
 namespace {
 
-void expect_close(const std::map<size_t, std::vector<float>> &got, const std::map<size_t, std::vector<float>> &want,
-        const bn_case &c) {
-    for (auto &[id, w] : want) {
-        const auto &g = got.at(id);
-        ASSERT_EQ(g.size(), w.size());
-        float scale = 0.f;
-        for (float v : w) scale = std::max(scale, std::abs(v));
-        // diff_src is stored in the data type; statistics in stat_dt.
-        const data_type dt = id == 5 ? c.dt : c.stat_dt;
-        const float rel = dt == data_type::f32 ? 0.f : dt == data_type::bf16 ? 1.f / 128 : 1.f / 1024;
-        int bad = 0;
-        for (size_t i = 0; i < g.size() && bad < 3; ++i)
-            if (!(std::abs(g[i] - w[i]) <= 2e-5f * scale + rel * std::abs(w[i]))) {
-                ++bad;
-                ADD_FAILURE() << c.name() << " output " << id << "[" << i << "]: tbb " << g[i] << " ref " << w[i];
-            }
-    }
-}
-
 // bn_inputs with full mantissas in the data tensors: its multiples of 1/64
 // mostly sum exactly, in any order, so a test of bits on them could miss a
 // change of summation order.
@@ -79,7 +60,7 @@ TEST(TbbBatchNorm, MatchesReferenceForEveryOptionLayoutAndDtype) {
                     c.relu = option == 5 ? int(rng() % 2) : -1;
                     if (dt == data_type::bf16 && option == 0) c.stat_dt = data_type::bf16;
                     const auto in = bn_inputs(c, uint32_t(n++));
-                    expect_close(run_bn(c, backend_kind::tbb, in), run_bn(c, backend_kind::ref, in), c);
+                    expect_bn_close(run_bn(c, backend_kind::tbb, in), run_bn(c, backend_kind::ref, in), c);
                 }
     EXPECT_GT(n, 300);
 }
@@ -91,7 +72,7 @@ TEST(TbbBatchNorm, RankMatchedStatistics) {
     c.shape = {2, 3, 4, 5};
     c.stat_shape = {1, 3, 4, 1};
     auto in = bn_inputs(c, 1);
-    expect_close(run_bn(c, backend_kind::tbb, in), run_bn(c, backend_kind::ref, in), c);
+    expect_bn_close(run_bn(c, backend_kind::tbb, in), run_bn(c, backend_kind::ref, in), c);
     c.stat_shape = {1, 3, 1, 5};
     in = bn_inputs(c, 2);
     try {
@@ -101,7 +82,7 @@ TEST(TbbBatchNorm, RankMatchedStatistics) {
         EXPECT_EQ(e.code(), status::unimplemented);
         EXPECT_NE(std::string(e.what()).find("not adjacent"), std::string::npos) << e.what();
     }
-    expect_close(run_bn(c, backend_kind::auto_select, in), run_bn(c, backend_kind::ref, in), c);
+    expect_bn_close(run_bn(c, backend_kind::auto_select, in), run_bn(c, backend_kind::ref, in), c);
 }
 
 // eps = 0 with a zero variance: 1/sqrt(0) = inf, and inf/NaN must appear in
@@ -193,7 +174,7 @@ std::map<size_t, std::vector<float>> expect_fused_equals_apart(const bn_case &c,
     const auto fused = run_bn(c, backend_kind::tbb, in, true);
     const auto apart = run_bn(c, backend_kind::tbb, in, false);
     for (auto &[id, v] : fused) EXPECT_EQ(v, apart.at(id)) << c.name() << " output " << id;
-    expect_close(fused, run_bn(c, backend_kind::ref, in), c);
+    expect_bn_close(fused, run_bn(c, backend_kind::ref, in), c);
     return fused;
 }
 
@@ -245,7 +226,7 @@ TEST(TbbBatchNorm, LargeOutputsMatchReference) {
         c.relu = variant / 6 == 1 ? 1 : variant / 6 == 2 ? 0 : -1;
         const auto in = bn_inputs(c, 21);
         const auto aligned = run_bn(c, backend_kind::tbb, in);
-        expect_close(aligned, run_bn(c, backend_kind::ref, in), c);
+        expect_bn_close(aligned, run_bn(c, backend_kind::ref, in), c);
         c.misaligned = true;
         std::map<size_t, std::vector<float>> staged;
         with_default_threads(3, [&] { staged = run_bn(c, backend_kind::tbb, in); });
@@ -260,7 +241,7 @@ TEST(TbbBatchNorm, LargeOutputsMatchReference) {
 void expect_reference_values_and_same_bits(bn_case c, uint32_t seed) {
     const auto in = rough_bn_inputs(c, seed);
     const auto got = run_bn(c, backend_kind::tbb, in);
-    expect_close(got, run_bn(c, backend_kind::ref, in), c);
+    expect_bn_close(got, run_bn(c, backend_kind::ref, in), c);
     with_default_threads(3, [&] { EXPECT_EQ(run_bn(c, backend_kind::tbb, in), got) << c.name(); });
     c.misaligned = true;
     EXPECT_EQ(run_bn(c, backend_kind::tbb, in), got) << c.name() << " staged";

@@ -88,6 +88,8 @@ TEST(TbbRelu, ReferenceBitsOnEveryLayoutAndDtype) {
 TEST(TbbRelu, LargeTensorsStreamed) {
     std::mt19937 rng(11);
     const dims shape {4, 16, 256, 256};
+    EXPECT_TRUE(tbb_backend::relu_nontemporal(test::make_relu_problem(shape)));
+    EXPECT_FALSE(tbb_backend::relu_nontemporal(test::make_relu_problem({4, 16, 256, 255})));
     expect_reference_bits(test::make_relu_problem(shape), rng, "dense");
     expect_reference_bits(test::make_relu_problem(shape, data_type::f32, test::padded_strides(shape, 16),
                                   test::padded_strides(shape, 0), test::padded_strides(shape, 16)),

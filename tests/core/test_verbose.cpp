@@ -104,6 +104,20 @@ TEST(Verbose, LevelTwoExplainsDispatchAndEveryFusionDecision) {
     EXPECT_EQ(lines_of(err, "bpg_verbose,compile,").size(), 1u);
 }
 
+// The kernel path of every compiled partition, as get_kernel_path names it
+// (a 2x3x4x4 f32 NCX partition: short planar rows, three channels).
+TEST(Verbose, LevelTwoNamesTheKernelPathOfEveryPartition) {
+    const std::string err = run_with_verbose(2);
+    const auto path = lines_of(err, "bpg_verbose,path,");
+    ASSERT_EQ(path.size(), lines_of(err, "bpg_verbose,compile,").size()) << err;
+    const auto f = fields_of(path.at(0));
+    ASSERT_EQ(f.size(), 6u) << path[0];
+    EXPECT_EQ(f[2], "relu_bwd+bn_bwd");
+    EXPECT_EQ(f[4], "tbb");
+    EXPECT_EQ(f[5].rfind("bn:two_sweeps:sums=planar:update=planar", 0), 0u) << f[5];
+    EXPECT_TRUE(lines_of(run_with_verbose(1), "bpg_verbose,path,").empty());
+}
+
 TEST(Verbose, LevelZeroIsSilent) {
     EXPECT_EQ(run_with_verbose(0).find("bpg_verbose"), std::string::npos);
 }

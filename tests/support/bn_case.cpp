@@ -1,7 +1,10 @@
 #include "support/bn_case.hpp"
 
+#include <cmath>
 #include <numeric>
 #include <random>
+
+#include <gtest/gtest.h>
 
 #include "core/tensor_desc.hpp"
 #include "support/aligned.hpp"
@@ -135,6 +138,25 @@ std::map<size_t, std::vector<float>> run_bn(const bn_case &c, backend_kind b, co
         out[lt.get_id()] = v;
     }
     return out;
+}
+
+void expect_bn_close(const std::map<size_t, std::vector<float>> &got, const std::map<size_t, std::vector<float>> &want,
+        const bn_case &c) {
+    for (auto &[id, w] : want) {
+        const auto &g = got.at(id);
+        ASSERT_EQ(g.size(), w.size());
+        float scale = 0.f;
+        for (float v : w) scale = std::max(scale, std::abs(v));
+        // diff_src is stored in the data type; statistics in stat_dt.
+        const data_type dt = id == 5 ? c.dt : c.stat_dt;
+        const float rel = dt == data_type::f32 ? 0.f : dt == data_type::bf16 ? 1.f / 128 : 1.f / 1024;
+        int bad = 0;
+        for (size_t i = 0; i < g.size() && bad < 3; ++i)
+            if (!(std::abs(g[i] - w[i]) <= 2e-5f * scale + rel * std::abs(w[i]))) {
+                ++bad;
+                ADD_FAILURE() << c.name() << " output " << id << "[" << i << "]: tbb " << g[i] << " ref " << w[i];
+            }
+    }
 }
 
 } // namespace bpg::test

@@ -40,4 +40,10 @@ compiled_partition compile_bn_case(const bn_case &c, const compile_options &opts
 std::map<size_t, std::vector<float>> run_bn(const bn_case &c, backend_kind b, const std::map<size_t, std::vector<float>> &in,
         bool fused = true, bool read_diff_src = true);
 
+// Expects tbb's outputs within the kernel tolerance of the reference's:
+// 2e-5 of the largest magnitude, plus the rounding of a 16-bit diff_src or
+// statistics dtype (gtest failures, at most 3 per output).
+void expect_bn_close(const std::map<size_t, std::vector<float>> &got, const std::map<size_t, std::vector<float>> &want,
+        const bn_case &c);
+
 } // namespace bpg::test

@@ -1,0 +1,184 @@
+// Every kernel path of the oneTBB BatchNormTrainingBackprop plan (bn_path.cpp):
+// a case that takes it, the path the compiled partition names, and its
+// results against the reference. Paths of large tensors are reached with
+// the size thresholds lowered; the generic loops by generic_kernels_only.
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "backends/tbb/cpu.hpp"
+#include "backends/tbb/size_thresholds.hpp"
+#include "support/bn_case.hpp"
+
+namespace bpg::test {
+namespace {
+
+struct path_case {
+    std::string path; // expected get_kernel_path()
+    bn_case c;
+    bool large = false;   // thresholds lowered: diff_src counts as large (nontemporal)
+    bool generic = false; // a CPU without AVX-512
+};
+
+bn_case make(dims ncx, data_type dt = data_type::f32, bool nxc = false) {
+    bn_case c;
+    c.dt = dt;
+    c.nxc = nxc;
+    c.stat_shape = {ncx[1]};
+    if (nxc) {
+        dims d {ncx[0]};
+        d.insert(d.end(), ncx.begin() + 2, ncx.end());
+        d.push_back(ncx[1]);
+        ncx = d;
+    }
+    c.shape = ncx;
+    return c;
+}
+
+bn_case global(bn_case c, bool sums) {
+    c.global_stats = true;
+    c.three_outputs = sums;
+    return c;
+}
+
+bn_case relu(bn_case c, int into) {
+    c.relu = into;
+    return c;
+}
+
+// Sets the knobs of a case for its scope (compile and execute).
+struct knobs {
+    explicit knobs(const path_case &pc) {
+        tbb_backend::test_size_threshold_shift() = pc.large ? 12 : 0;
+        tbb_backend::generic_kernels_only() = pc.generic;
+    }
+    ~knobs() {
+        tbb_backend::test_size_threshold_shift() = 0;
+        tbb_backend::generic_kernels_only() = false;
+    }
+};
+
+void expect_path_taken(const std::vector<path_case> &cases) {
+    uint32_t seed = 1;
+    for (const path_case &pc : cases) {
+        const knobs set(pc);
+        SCOPED_TRACE(pc.c.name() + (pc.large ? " large" : "") + (pc.generic ? " generic" : ""));
+        EXPECT_EQ(compile_bn_case(pc.c, backend_kind::tbb).get_kernel_path(), pc.path);
+        const auto in = bn_inputs(pc.c, seed++);
+        expect_bn_close(run_bn(pc.c, backend_kind::tbb, in), run_bn(pc.c, backend_kind::ref, in), pc.c);
+    }
+}
+
+bool skip_without_avx512() { return !tbb_backend::has_avx512f(); }
+
+TEST(TbbBatchNormPaths, ZeroSized) {
+    expect_path_taken({{"bn:zero_sized", make({0, 3, 4, 4})}, {"bn:zero_sized", make({2, 3, 0, 4}, data_type::f32, true)}});
+}
+
+TEST(TbbBatchNormPaths, UseGlobalStats) {
+    expect_path_taken({
+            {"bn:global_update:sums=none:update=planar:cached", global(make({2, 3, 5, 7}), false), false, true},
+            {"bn:global_sums:sums=planar:update=none:cached", global(make({2, 3, 5, 7}), true), false, true},
+            {"bn:global_update:sums=none:update=register_blocks:cached",
+                    global(make({2, 32, 5, 7}, data_type::f32, true), false)},
+            {"bn:global_sums:sums=channels_last:update=none:cached", global(make({2, 32, 5, 7}, data_type::f32, true), true)},
+    });
+}
+
+TEST(TbbBatchNormPaths, UseGlobalStatsAvx512) {
+    if (skip_without_avx512()) GTEST_SKIP() << "no AVX-512 on this CPU";
+    expect_path_taken({
+            {"bn:global_update:sums=none:update=planar_avx512:cached", global(make({2, 3, 5, 7}), false)},
+            {"bn:global_sums:sums=planar_avx512:update=none:nontemporal", global(make({2, 3, 15, 17}), true), true},
+            {"bn:global_sums:sums=register_blocks_avx512:update=none:nontemporal",
+                    global(make({2, 32, 5, 7}, data_type::bf16, true), true), true},
+            {"bn:global_update:sums=none:update=wide_avx512:cached", global(make({2, 80, 3, 5}, data_type::f16, true), false)},
+    });
+}
+
+TEST(TbbBatchNormPaths, PlanarChannelTasks) {
+    expect_path_taken({
+            {"bn:channel_tasks:sums=planar:update=planar:cached", make({2, 8, 16, 20}), false, true},
+            {"bn:channel_tasks:sums=planar:update=planar:nontemporal", make({2, 8, 16, 20}, data_type::bf16), true, true},
+            {"bn:channel_tasks:sums=planar:update=planar:cached", relu(make({2, 9, 16, 20}), 0), false, true},
+    });
+}
+
+TEST(TbbBatchNormPaths, PlanarChannelTasksAvx512) {
+    if (skip_without_avx512()) GTEST_SKIP() << "no AVX-512 on this CPU";
+    expect_path_taken({
+            {"bn:channel_tasks:sums=planar:update=planar_avx512:cached", make({2, 8, 16, 20})},
+            {"bn:channel_tasks:sums=planar_avx512:update=planar_avx512:cached", make({2, 8, 16, 20}, data_type::f16)},
+            {"bn:channel_tasks:sums=relu_decisions_avx512:update=relu_decisions_avx512:nontemporal",
+                    relu(make({2, 8, 16, 20}), 0), true},
+            {"bn:channel_tasks:sums=relu_decisions_avx512:update=relu_decisions_avx512:nontemporal",
+                    relu(make({2, 8, 16, 19}), 1), true},
+    });
+}
+
+TEST(TbbBatchNormPaths, PlanarChannelGroups) {
+    expect_path_taken({
+            {"bn:channel_groups:sums=planar:update=short_rows:cached", make({2, 48, 7, 7}), false, true},
+            {"bn:channel_groups:sums=planar:update=short_rows:nontemporal", relu(make({2, 40, 5, 6}, data_type::bf16), 1),
+                    true, true},
+    });
+    if (skip_without_avx512()) return;
+    expect_path_taken({
+            {"bn:channel_groups:sums=short_rows_avx512:update=short_rows_avx512:cached", make({2, 48, 7, 7})},
+            {"bn:channel_groups:sums=short_rows_avx512:update=short_rows_avx512:nontemporal",
+                    relu(make({2, 40, 5, 6}, data_type::f16), 0), true},
+    });
+}
+
+TEST(TbbBatchNormPaths, PlanarTwoSweeps) {
+    expect_path_taken({
+            {"bn:two_sweeps:sums=planar:update=planar:cached", make({2, 3, 9, 11}), false, true},
+            {"bn:two_sweeps:sums=planar:update=planar:cached", make({2, 1, 9, 11}, data_type::bf16), false, true},
+    });
+    if (skip_without_avx512()) return;
+    expect_path_taken({
+            {"bn:two_sweeps:sums=planar:update=planar_avx512:cached", make({2, 3, 9, 11})},
+            {"bn:two_sweeps:sums=planar_avx512:update=planar_avx512:nontemporal", make({2, 5, 31, 33}, data_type::bf16), true},
+    });
+}
+
+TEST(TbbBatchNormPaths, ChannelsLast) {
+    expect_path_taken({
+            {"bn:two_sweeps:sums=register_blocks:update=register_blocks:cached", make({2, 32, 5, 7}, data_type::f32, true),
+                    false, true},
+            {"bn:two_sweeps:sums=register_blocks:update=register_blocks:nontemporal",
+                    make({2, 48, 5, 7}, data_type::f16, true), true, true},
+            {"bn:two_sweeps:sums=channels_last:update=channels_last:cached", make({2, 80, 3, 5}, data_type::f32, true),
+                    false, true},
+            {"bn:two_sweeps:sums=narrow:update=channels_last:cached", make({2, 3, 9, 7}, data_type::bf16, true), false, true},
+            {"bn:two_sweeps:sums=register_blocks:update=register_blocks:cached",
+                    relu(make({2, 16, 5, 7}, data_type::f32, true), 0), false, true},
+    });
+}
+
+TEST(TbbBatchNormPaths, ChannelsLastAvx512) {
+    if (skip_without_avx512()) GTEST_SKIP() << "no AVX-512 on this CPU";
+    expect_path_taken({
+            {"bn:two_sweeps:sums=register_blocks:update=register_blocks:cached", make({2, 32, 5, 7}, data_type::f32, true)},
+            {"bn:two_sweeps:sums=register_blocks:update=register_blocks_avx512:nontemporal",
+                    make({2, 64, 5, 7}, data_type::f32, true), true},
+            {"bn:two_sweeps:sums=register_blocks_avx512:update=wide_avx512:cached",
+                    make({2, 32, 5, 7}, data_type::bf16, true)},
+            {"bn:two_sweeps:sums=register_blocks_avx512:update=register_blocks_avx512:nontemporal",
+                    make({2, 16, 9, 8}, data_type::f16, true), true},
+            {"bn:two_sweeps:sums=wide_avx512:update=wide_avx512:cached", make({2, 80, 3, 5}, data_type::f32, true)},
+            {"bn:two_sweeps:sums=wide_avx512:update=wide_avx512:nontemporal", make({2, 112, 3, 5}, data_type::bf16, true),
+                    true},
+            {"bn:two_sweeps:sums=narrow_avx512:update=narrow_avx512:cached", make({2, 3, 9, 7}, data_type::f32, true)},
+            {"bn:two_sweeps:sums=narrow_avx512:update=narrow_avx512:nontemporal",
+                    relu(make({3, 5, 17, 9}, data_type::f16, true), 1), true},
+            {"bn:two_sweeps:sums=relu_mask_avx512:update=relu_mask_avx512:cached",
+                    relu(make({2, 16, 5, 7}, data_type::f32, true), 0)},
+            {"bn:two_sweeps:sums=relu_mask_avx512:update=relu_mask_avx512:nontemporal",
+                    relu(make({2, 48, 9, 7}, data_type::f32, true), 1), true},
+    });
+}
+
+} // namespace
+} // namespace bpg::test
