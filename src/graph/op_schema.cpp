@@ -65,10 +65,10 @@ std::string value_text(const attr_value &v) {
     return os.str();
 }
 
-const char *type_name_of_index(size_t i) {
+const char *type_name_of(attr_type t) {
     static const attr_value samples[] = {false, int64_t(0), 0.f, std::string(),
             std::vector<int64_t>(), std::vector<float>()};
-    return attr_type_name(samples[i]);
+    return attr_type_name(samples[size_t(t)]);
 }
 
 void check_arity(const op &o, const char *what, const std::vector<port_spec> &ports, size_t n) {
@@ -100,10 +100,10 @@ void check_attrs(const op &o, const op_schema &s) {
                     std::string("attribute '") + bpg::to_string(name)
                             + "' does not apply to this op (its attributes: " + known + ")");
         }
-        if (value.index() != spec->type_index)
+        if (value.index() != size_t(spec->type))
             fail(o, status::invalid_argument,
                     std::string("attribute '") + bpg::to_string(name) + "' must be of type "
-                            + type_name_of_index(spec->type_index) + ", got "
+                            + type_name_of(spec->type) + ", got "
                             + attr_type_name(value) + " " + value_text(value));
         if (!spec->allowed.empty()) {
             const std::string &sv = std::get<std::string>(value);

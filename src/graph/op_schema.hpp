@@ -13,6 +13,8 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "bpg/graph.hpp"
@@ -25,9 +27,14 @@ struct port_spec {
     bool optional;
 };
 
+// An attribute's type: the attr_value alternative it holds (same order).
+enum class attr_type : size_t { boolean, s64, f32, string, s64_list, f32_list };
+static_assert(std::is_same_v<std::variant_alternative_t<size_t(attr_type::f32_list), attr_value>, std::vector<float>>);
+static_assert(std::is_same_v<std::variant_alternative_t<size_t(attr_type::string), attr_value>, std::string>);
+
 struct attr_spec {
     op::attr name;
-    size_t type_index; // attr_value alternative: 0 bool, 1 s64, 2 f32, 3 string, 4 s64[], 5 f32[]
+    attr_type type;
     bool required;
     std::optional<attr_value> default_value;
     std::vector<std::string> allowed; // for strings; empty = any value

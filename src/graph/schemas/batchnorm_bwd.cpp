@@ -130,9 +130,9 @@ const op_schema &batchnorm_bwd_schema() {
                     {"gamma", true}},
             {{"diff_src", false}, {"diff_gamma", true}, {"diff_beta", true}},
             {
-                    {A::epsilon, 2, true, std::nullopt, {}},
-                    {A::data_format, 3, false, std::string("NXC"), {"NXC", "NCX"}},
-                    {A::use_global_stats, 0, false, false, {}},
+                    {A::epsilon, attr_type::f32, true, std::nullopt, {}},
+                    {A::data_format, attr_type::string, false, std::string("NXC"), {"NXC", "NCX"}},
+                    {A::use_global_stats, attr_type::boolean, false, false, {}},
             },
             check_batchnorm, infer_batchnorm};
     return s;

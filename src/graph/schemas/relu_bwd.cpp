@@ -27,7 +27,7 @@ std::vector<dims> infer_relu(const op &, const std::vector<logical_tensor> &in) 
 
 const op_schema &relu_bwd_schema() {
     static const op_schema s {op::kind::ReLUBackprop, {{"src", false}, {"diff_dst", false}},
-            {{"diff_src", false}}, {{op::attr::use_dst, 0, false, true, {}}}, check_relu,
+            {{"diff_src", false}}, {{op::attr::use_dst, attr_type::boolean, false, true, {}}}, check_relu,
             infer_relu};
     return s;
 }
