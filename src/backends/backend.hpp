@@ -51,9 +51,9 @@ public:
 };
 
 // True where oneDNN measured faster than the tbb kernels, so the dispatch
-// rule tries dnnl first: one BatchNormTrainingBackprop (training, not
-// use_global_stats) on bf16 data whose one channel axis has stride 1
-// (channels-last): oneDNN's jit kernel took 0.8-0.87x of tbb's time.
+// rule tries dnnl first: BatchNormTrainingBackprop training on channels-last
+// bf16 data under 1 MB with a channel count that is a multiple of 16
+// (docs/dispatch.md; measurements in bench/NOTES.md).
 bool dnnl_leads(const partition_problem &p);
 
 // Every backend of this build, in order of preference.

@@ -59,13 +59,8 @@ bool dnnl_leads(const partition_problem &p) {
     for (size_t a = 0; a < bn->reduced.size(); ++a)
         if (!bn->reduced[a]) kept = int(a), ++count;
     if (count != 1 || bn->src.strides[size_t(kept)] != 1 || bn->src.shape[size_t(kept)] <= 1) return false;
-    // Small problems with whole vectors of channels only (under 1 MB of
-    // src, K a multiple of 16). Since tbb's 16-bit loops load and convert 16
-    // elements at a time on every channel count (2026-11-22), it took
-    // 0.49-0.98x of oneDNN's time on every channels-last bf16 shape measured
-    // from 1.6 MB up (K = 32 to 256; 0.04x at K = 130) and 0.08-0.13x with 3
-    // or 8 channels; oneDNN was 1.1-1.3x faster only at 0.2 MB (2x56x56x16),
-    // where a run takes tens of microseconds.
+    // Small problems with whole vectors of channels only: elsewhere tbb was
+    // faster (bench/NOTES.md).
     const int64_t channels = bn->src.shape[size_t(kept)];
     int64_t bytes = 2;
     for (int64_t d : bn->src.shape) bytes *= d;
@@ -79,12 +74,12 @@ const backend *find_backend(backend_kind k) { return find_in(registered_backends
 // computes the partition exactly, non-finite values included:
 //   1. tbb  - our oneTBB kernels: faster than oneDNN on every interpolate
 //             case of bpg-bench and on NCX BN, level with it or faster on
-//             NXC BN f32 (README, "Performance"); they run every layout;
+//             NXC BN f32 (docs/dispatch.md); they run every layout;
 //   2. dnnl - oneDNN 2.6 primitives, where they compute docs/semantics.md exactly;
 //   3. ref  - the reference, which runs everything.
 // One exception, where oneDNN measured faster: dnnl goes before tbb for
-// BatchNormTrainingBackprop training on small channels-last bf16 data
-// (dnnl_leads).
+// BatchNormTrainingBackprop training on channels-last bf16 data under 1 MB
+// with channels a multiple of 16 (dnnl_leads).
 // The reason names the backends passed over and why.
 const backend &choose_backend(const partition_problem &p, backend_kind requested, const char *env,
         const std::vector<const backend *> &order, std::string *reason) {
@@ -100,7 +95,7 @@ const backend &choose_backend(const partition_problem &p, backend_kind requested
     const bool lead = dnnl_leads(p);
     if (lead)
         std::stable_partition(ord.begin(), ord.end(), [](const backend *b) { return b->kind() == backend_kind::dnnl; });
-    const std::string rule = "dispatch rule (" + names(ord) + (lead ? ": channels-last bf16 BN training" : "") + ")";
+    const std::string rule = "dispatch rule (" + names(ord) + (lead ? ": channels-last bf16 BN training under 1 MB, channels a multiple of 16" : "") + ")";
     std::string passed;
     for (const backend *b : ord) {
         std::string no = b->why_unsupported(p);
