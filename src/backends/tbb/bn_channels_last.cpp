@@ -1,6 +1,6 @@
 // BN kernels on channels-last rows (NXC, and NCX data with channels-last
 // strides): each row a is K contiguous channels, summed in chunks of
-// vector_chunk rows (see bn_kernels.hpp).
+// channels_last_chunk rows (see bn_kernels.hpp).
 #include <algorithm>
 #include <memory>
 
@@ -16,16 +16,15 @@ namespace {
 // Channels-last rows of K channels that do not fit the register blocks, with
 // AVX-512 (K >= 16): each row's K / 16 whole vectors with the AVX-512 loads
 // and the last K % 16 channels one by one, each channel in row order with
-// the arithmetic of the generic loops of sums_vector and update (same bits).
-// Through the generic loops instead (per lane), channels-last f16 with
-// K = 128 took 25x the time of the streaming kernel, bf16 1.7x, f32 1.4x.
+// the arithmetic of the generic loops of sums_channels_last and update (same bits),
+// which go lane by lane and are far from the memory bound there.
 //
-// Pass 1 on rows [a0, a1) of a chunk (sums_vector): the sums added into s1,
+// Pass 1 on rows [a0, a1) of a chunk (sums_channels_last): the sums added into s1,
 // s2 (K floats each, in L1) between rows. With use_global_stats (`global`),
 // also diff_src = a * diff_dst of row a into out + (a - a0) * out_stride
 // (`stream`: see vector_out).
 template <typename T, bn_fusion F>
-__attribute__((target("avx512f"))) void sums_vector_any_avx512(const bn_plan &p, const data &d, const float *mean,
+__attribute__((target("avx512f"))) void sums_channels_last_wide_avx512(const bn_plan &p, const data &d, const float *mean,
         int64_t a0, int64_t a1, float *s1, float *s2, const coeffs *global, T *out, int64_t out_stride, bool stream) {
     const reader<T, F> rd(d);
     vector_out<T> vo {stream};
@@ -60,7 +59,7 @@ __attribute__((target("avx512f"))) void sums_vector_any_avx512(const bn_plan &p,
     vo.finish();
 }
 
-// Pass 2 of update_rows_any_avx512: diff_src of channels [k, k + 16) of row a.
+// Pass 2 of update_rows_wide_avx512: diff_src of channels [k, k + 16) of row a.
 // (A functor: a lambda cannot carry the target attribute.)
 template <typename T, bn_fusion F> struct any_k_diff_src {
     const bn_plan &p;
@@ -76,7 +75,7 @@ template <typename T, bn_fusion F> struct any_k_diff_src {
 // Pass 2 on rows [a0, a1): diff_src of row a into out + (a - a0) * out_stride
 // (`stream`: see vector_out).
 template <typename T, bn_fusion F>
-__attribute__((target("avx512f"))) void update_rows_any_avx512(const bn_plan &p, const data &d, const coeffs &cf,
+__attribute__((target("avx512f"))) void update_rows_wide_avx512(const bn_plan &p, const data &d, const coeffs &cf,
         int64_t a0, int64_t a1, T *out, int64_t out_stride, bool stream) {
     const any_k_diff_src<T, F> block {p, d, cf};
     const int64_t W = p.K / lanes;
@@ -100,14 +99,14 @@ __attribute__((target("avx512f"))) void update_rows_any_avx512(const bn_plan &p,
 // Pass 1, vector: chunk c of rows, each row K contiguous channels (global:
 // as in sums_planar).
 template <typename T, bn_fusion F>
-BPG_ALWAYS_INLINE void sums_vector(const bn_plan &p, const data &d, const float *mean, double *partial, int64_t c0, int64_t c1,
+BPG_ALWAYS_INLINE void sums_channels_last(const bn_plan &p, const data &d, const float *mean, double *partial, int64_t c0, int64_t c1,
         const coeffs *global = nullptr) {
     if constexpr (std::is_same_v<T, float> && F != bn_fusion::none)
         if (p.sums == bn_loops::relu_mask_avx512) {
             const auto work = d.work->borrow();
             float *s1 = work->sums.get(), *s2 = s1 + lanes * relu_mask_words(p.K);
             for (int64_t c = c0; c < c1; ++c) {
-                relu_mask_sums(d.mask_rows, mean, c * vector_chunk, std::min(p.A, (c + 1) * vector_chunk), d.relu_mask,
+                relu_mask_sums(d.mask_rows, mean, c * channels_last_chunk, std::min(p.A, (c + 1) * channels_last_chunk), d.relu_mask,
                         s1, s2);
                 for (int64_t k = 0; k < p.K; ++k) {
                     partial[2 * (c * p.K + k)] = s1[k];
@@ -124,34 +123,34 @@ BPG_ALWAYS_INLINE void sums_vector(const bn_plan &p, const data &d, const float 
         with_blocks(p.K, [&](auto nb) BPG_LAMBDA_INLINE {
             if constexpr (!std::is_same_v<T, float>)
                 if (p.sums == bn_loops::register_blocks_avx512)
-                    return sums_vector_blocked_avx512<T, F, nb.value>(p, d, mean, partial, c0, c1);
-            for (int64_t c = c0; c < c1; ++c) sums_vector_blocked<T, F, nb.value>(p, d, mean, partial, c);
+                    return sums_channels_last_blocked_avx512<T, F, nb.value>(p, d, mean, partial, c0, c1);
+            for (int64_t c = c0; c < c1; ++c) sums_channels_last_blocked<T, F, nb.value>(p, d, mean, partial, c);
         });
         return;
     }
     const reader<T, F> rd(d);
     const auto work = d.work->borrow();
     float *s1 = work->sums.get(), *s2 = s1 + p.K;
-    const bool any_avx512 = p.sums == bn_loops::wide_avx512;
+    const bool wide = p.sums == bn_loops::wide_avx512;
     for (int64_t c = c0; c < c1; ++c) {
         // (Chunks of diff_src not 64-byte aligned take the loops below.)
         if (global && p.sums == bn_loops::register_blocks_avx512
-                && streams_to(static_cast<T *>(d.ds) + c * vector_chunk * p.K)) {
+                && streams_to(static_cast<T *>(d.ds) + c * channels_last_chunk * p.K)) {
             global_sums_streamed<T, F>(p, d, mean, *global, partial, c);
             continue;
         }
         for (int64_t k = 0; k < 2 * p.K; ++k) s1[k] = 0.f;
-        const int64_t a0 = c * vector_chunk, a1 = std::min(p.A, (c + 1) * vector_chunk);
+        const int64_t a0 = c * channels_last_chunk, a1 = std::min(p.A, (c + 1) * channels_last_chunk);
         // Global stats write diff_src rows here; staged as one run when they
         // follow each other in memory, or with the AVX-512 loads, rows of
         // whole vectors from a 64-byte-aligned start, streamed from the
         // registers.
         T *first = static_cast<T *>(d.ds) + a0 * p.ds.a;
         const bool run_rows = global && d.nontemporal && p.ds.a == p.K;
-        const bool stream = any_avx512 && run_rows && p.K % lanes == 0 && streams_to(first);
+        const bool stream = wide && run_rows && p.K % lanes == 0 && streams_to(first);
         const out_run<T> rows(first, (a1 - a0) * p.K, run_rows && !stream);
-        if (any_avx512)
-            sums_vector_any_avx512<T, F>(p, d, mean, a0, a1, s1, s2, global, rows.out, run_rows ? p.K : p.ds.a, stream);
+        if (wide)
+            sums_channels_last_wide_avx512<T, F>(p, d, mean, a0, a1, s1, s2, global, rows.out, run_rows ? p.K : p.ds.a, stream);
         else
             for (int64_t a = a0; a < a1; ++a) {
                 const int64_t s0 = a * p.src.a, d0 = a * p.dd.a, x0 = a * p.relu_in.a;
@@ -196,7 +195,7 @@ BPG_ALWAYS_INLINE void update(const bn_plan &p, const data &d, const coeffs &cf,
             return relu_mask_update(d.mask_rows, d.relu_mask, ak, c2, c0, m, r0, r1, first, r0, true);
     if (streams && p.update == bn_loops::register_blocks_avx512) return update_streamed<T, F>(p, d, cf, r0, r1);
     if (streams && p.update == bn_loops::wide_avx512)
-        return update_rows_any_avx512<T, F>(p, d, cf, r0, r1, first, p.K, true);
+        return update_rows_wide_avx512<T, F>(p, d, cf, r0, r1, first, p.K, true);
     // Not streamed (diff_src not 64-byte aligned): the register blocks'
     // 16-bit rows take the wide loops, as cached ones do.
     const bool blocked = p.update == bn_loops::register_blocks
@@ -221,9 +220,8 @@ BPG_ALWAYS_INLINE void update(const bn_plan &p, const data &d, const coeffs &cf,
                 update_rows_blocked<T, F, nb.value>(p, rd, cf, g0, g1, out_row);
             });
         } else if (wide) {
-            // (16-bit register blocks too: update_rows_blocked converts lane by
-            // lane, NXC bf16 16x56x56x64 2.6x oneDNN's time.)
-            update_rows_any_avx512<T, F>(p, d, cf, g0, g1, out_row(g0), run_rows ? p.K : p.ds.a, false);
+            // (16-bit register blocks too: update_rows_blocked converts lane by lane.)
+            update_rows_wide_avx512<T, F>(p, d, cf, g0, g1, out_row(g0), run_rows ? p.K : p.ds.a, false);
         } else {
             for (int64_t a = g0; a < g1; ++a) {
                 const int64_t s0 = a * p.src.a, d0 = a * p.dd.a, x0 = a * p.relu_in.a;
@@ -239,7 +237,7 @@ BPG_ALWAYS_INLINE void update(const bn_plan &p, const data &d, const coeffs &cf,
 template <typename T>
 BPG_ALWAYS_INLINE void channels_last_sums_of(const bn_plan &p, const data &d, const float *mean, double *partial,
         int64_t c0, int64_t c1, const coeffs *global) {
-    with_fusion(p.fusion, [&](auto f) BPG_LAMBDA_INLINE { sums_vector<T, f.value>(p, d, mean, partial, c0, c1, global); });
+    with_fusion(p.fusion, [&](auto f) BPG_LAMBDA_INLINE { sums_channels_last<T, f.value>(p, d, mean, partial, c0, c1, global); });
 }
 
 template <typename T>

@@ -5,7 +5,7 @@
 // Pass 1 ("sums") writes a pair of f64 partials (sum of diff_dst, sum of
 // diff_dst * (src - mean)) per chunk: planar row r = (k, a) = (r / A, r % A)
 // has ceil(B / planar_chunk) chunks at pairs [r * chunks, (r + 1) * chunks);
-// channels-last chunk c (rows [c, c + 1) * vector_chunk) has channel k's at
+// channels-last chunk c (rows [c, c + 1) * channels_last_chunk) has channel k's at
 // pair c * K + k. run_bn_plan adds them up in one fixed order. With
 // use_global_stats (`global` set), the same sweep writes diff_src = a *
 // diff_dst. Pass 2 ("update") writes diff_src from the coefficients.

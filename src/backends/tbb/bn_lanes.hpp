@@ -24,7 +24,7 @@
 namespace bpg::tbb_backend::bn {
 
 constexpr int64_t planar_chunk = 4096; // elements of a run summed in f32 lanes
-constexpr int64_t vector_chunk = 256;  // rows summed in f32 per channel
+constexpr int64_t channels_last_chunk = 256;  // rows summed in f32 per channel
 constexpr int lanes = 16;
 typedef float lanes16 __attribute__((vector_size(64)));
 typedef uint32_t u32x16 __attribute__((vector_size(64)));
@@ -156,7 +156,7 @@ template <typename T> BPG_ALWAYS_INLINE const T *tensor(const void *base, int64_
 // 16 consecutive elements of diff_dst (g) and src (x) as BN sees them, with
 // AVX-512: a fused ReLU as reader::relu computes it (relu_dd where the relu
 // input is > 0, compared ordered, so NaN gives 0; else +0), by a mask
-// (load_block's per-lane select measured 1.8x slower here). The ReLU's
+// (cheaper than load_block's per-lane select). The ReLU's
 // decisions (the lanes whose relu input is > 0) go to `passed`.
 template <typename T>
 __attribute__((target("avx512f"), always_inline)) inline __m512 relu_lanes(const data &d, int64_t relu_at,

@@ -13,9 +13,8 @@ namespace bpg::tbb_backend::bn {
 // Channels-last rows of K < 16 channels whose tensors all have row stride K:
 // rows [a0, a1) are one flat run of elements [a0 K, a1 K), element e of
 // channel e % K, read (and, in pass 2, written) in whole vectors instead of
-// one channel at a time. Through the generic loops (per element, a call per
-// 16-bit conversion), NXC with K = 3 took 2.4-2.7x the time of the streaming
-// kernel in f32 at 19 MB (up to 18x at 2.4 MB), 7x in bf16, 25-54x in f16.
+// one channel at a time: the generic loops, element by element with a call
+// per 16-bit conversion, were far from the memory bound.
 bool narrow_rows(const bn_plan &p) {
     const auto flat = [&](const bn_view &v) { return v.a == p.K && (p.K == 1 || v.k == 1); };
     return !p.planar && p.K < lanes && flat(p.ds) && (p.fusion == bn_fusion::relu_into_src || flat(p.src))
@@ -54,8 +53,7 @@ struct narrow_pattern {
 // its slots k, k + K, ... in order. With AVX-512 a slot is lane i % 16 of
 // the accumulators of vector (i / 16) % P, so whole vectors add at once:
 // summed a row at a time, one channel per lane (the generic loops' order),
-// NXC f32 K = 3 stayed at ~1.5x the streaming kernel, its ~3 cycles a row
-// more than the bytes take to arrive.
+// each row cost more cycles than its bytes take to arrive.
 void narrow_partials(const float *s1, const float *s2, int64_t K, double *partial) {
     const int64_t slots = lanes * narrow_period(K); // (a gcd: not once per slot, per chunk)
     for (int64_t k = 0; k < K; ++k) {
@@ -72,8 +70,8 @@ template <typename T, bn_fusion F>
 BPG_ALWAYS_INLINE void sums_narrow(const bn_plan &p, const data &d, const float *mean, double *partial, int64_t c,
         const coeffs *global) {
     const reader<T, F> rd(d);
-    const int64_t K = p.K, slots = lanes * narrow_period(K), e0 = c * vector_chunk * K;
-    const int64_t n = (std::min(p.A, (c + 1) * vector_chunk) - c * vector_chunk) * K;
+    const int64_t K = p.K, slots = lanes * narrow_period(K), e0 = c * channels_last_chunk * K;
+    const int64_t n = (std::min(p.A, (c + 1) * channels_last_chunk) - c * channels_last_chunk) * K;
     float s1[lanes * (lanes - 1)] = {}, s2[lanes * (lanes - 1)] = {};
     for (int64_t i = 0; i < n; ++i) {
         const int64_t k = i % K;
@@ -94,8 +92,8 @@ template <typename T, bn_fusion F, int P>
 __attribute__((target("avx512f"))) void sums_narrow_avx512(const bn_plan &p, const data &d, const lanes16 *m,
         const lanes16 *ak, double *partial, int64_t c) {
     const reader<T, F> rd(d);
-    const int64_t K = p.K, e0 = c * vector_chunk * K;
-    const int64_t n = (std::min(p.A, (c + 1) * vector_chunk) - c * vector_chunk) * K;
+    const int64_t K = p.K, e0 = c * channels_last_chunk * K;
+    const int64_t n = (std::min(p.A, (c + 1) * channels_last_chunk) - c * channels_last_chunk) * K;
     T *ds = static_cast<T *>(d.ds) + e0;
     vector_out<T> vo {ak && d.nontemporal && streams_to(ds)};
     lanes16 s1[P] = {}, s2[P] = {};

@@ -37,7 +37,7 @@ bn_loops planar_sums(const bn_plan &p) {
             return p.avx512 && p.B <= bn::planar_chunk ? bn_loops::short_rows_avx512 : bn_loops::planar;
         case bn_schedule::channel_tasks:
             // Kept decisions pay where pass 2 would read the relu input from
-            // memory again: f32, diff_src streamed.
+            // memory again: f32, diff_src nontemporal.
             if (p.avx512 && p.fusion != bn_fusion::none && p.dt == data_type::f32 && p.store == bn_store::nontemporal)
                 return bn_loops::relu_decisions_avx512;
             break;
@@ -58,7 +58,7 @@ bn_loops channels_last_sums(const bn_plan &p) {
     if (fits_blocks(p.K)) {
         if (!p.global_stats) return p.avx512 && sixteen_bit(p) ? bn_loops::register_blocks_avx512 : bn_loops::register_blocks;
         // use_global_stats writes diff_src in the same sweep: from the
-        // register blocks when it streams, else channel by channel.
+        // register blocks when nontemporal, else channel by channel.
         if (p.avx512 && p.store == bn_store::nontemporal && p.ds.a == p.K) return bn_loops::register_blocks_avx512;
         return bn_loops::channels_last;
     }
@@ -69,9 +69,8 @@ bn_loops channels_last_update(const bn_plan &p) {
     if (relu_mask_fits(p)) return bn_loops::relu_mask_avx512;
     if (bn::narrow_rows(p) && p.avx512) return bn_loops::narrow_avx512;
     if (fits_blocks(p.K)) {
-        // Streamed rows from the register blocks; cached 16-bit rows convert
-        // faster in the wide loops (NXC bf16 16x56x56x64 2.6x oneDNN's time
-        // on the blocks).
+        // Nontemporal rows from the register blocks; cached 16-bit rows convert
+        // faster in the wide loops than lane by lane on the blocks.
         if (p.avx512 && p.store == bn_store::nontemporal && p.ds.a == p.K) return bn_loops::register_blocks_avx512;
         if (!p.avx512 || !sixteen_bit(p)) return bn_loops::register_blocks;
     }

@@ -4,7 +4,7 @@
 // Every data tensor is seen as [A, K, B]: A = the reduced axes outside the
 // kept (channel) axes in memory order, K = the kept axes, B = the reduced
 // axes inside them. NCX is planar (B > 1 contiguous: each (a, k) is a run of B
-// elements); NXC, and NCX data with channels-last strides, are vector mode
+// elements); NXC, and NCX data with channels-last strides, are channels-last
 // (B = 1, K contiguous: each a is a run of K channels). The rank-matched
 // (DirectML) statistics fit whenever their kept axes are adjacent in memory.
 //

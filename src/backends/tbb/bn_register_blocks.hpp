@@ -46,7 +46,7 @@ __attribute__((target("avx512f"), always_inline)) inline void stream_rows(const 
 
 // Pass 1, vector, K = 16 * NB channels (NB <= 4): the sums of chunk c's
 // rows in registers, each channel summed in row order as in the generic loop
-// of sums_vector (same bits); add() also gives the row's diff_dst lanes.
+// of sums_channels_last (same bits); add() also gives the row's diff_dst lanes.
 template <int NB> struct sums_block {
     lanes16 v1[NB] = {}, v2[NB] = {}, mv[NB];
     explicit sums_block(const float *mean) { __builtin_memcpy(mv, mean, sizeof mv); }
@@ -84,11 +84,11 @@ template <int NB> struct sums_block {
 };
 
 template <typename T, bn_fusion F, int NB>
-BPG_ALWAYS_INLINE void sums_vector_blocked(const bn_plan &p, const data &d, const float *mean, double *partial, int64_t c) {
+BPG_ALWAYS_INLINE void sums_channels_last_blocked(const bn_plan &p, const data &d, const float *mean, double *partial, int64_t c) {
     const reader<T, F> rd(d);
     sums_block<NB> sb(mean);
-    const int64_t a1 = std::min(p.A, (c + 1) * vector_chunk);
-    for (int64_t a = c * vector_chunk; a < a1; ++a)
+    const int64_t a1 = std::min(p.A, (c + 1) * channels_last_chunk);
+    for (int64_t a = c * channels_last_chunk; a < a1; ++a)
 #pragma GCC unroll 4 // NB at once, so sb's accumulators stay in registers (not unrolled, GCC kept them in memory)
         for (int nb = 0; nb < NB; ++nb) {
             rd.prefetch(a * p.dd.a + 16 * nb, a * p.src.a + 16 * nb, a * p.relu_in.a + 16 * nb, rows_prefetch_bytes);
@@ -101,14 +101,14 @@ BPG_ALWAYS_INLINE void sums_vector_blocked(const bn_plan &p, const data &d, cons
 // The same for 16-bit data with the AVX-512 loads (see lanes_f32), chunks
 // [c0, c1): the same sums (same bits).
 template <typename T, bn_fusion F, int NB>
-__attribute__((target("avx512f"))) void sums_vector_blocked_avx512(const bn_plan &p, const data &d, const float *mean,
+__attribute__((target("avx512f"))) void sums_channels_last_blocked_avx512(const bn_plan &p, const data &d, const float *mean,
         double *partial, int64_t c0, int64_t c1) {
     const reader<T, F> rd(d);
     for (int64_t c = c0; c < c1; ++c) {
         sums_block<NB> sb(mean);
-        const int64_t a1 = std::min(p.A, (c + 1) * vector_chunk);
-        for (int64_t a = c * vector_chunk; a < a1; ++a)
-#pragma GCC unroll 4 // as in sums_vector_blocked
+        const int64_t a1 = std::min(p.A, (c + 1) * channels_last_chunk);
+        for (int64_t a = c * channels_last_chunk; a < a1; ++a)
+#pragma GCC unroll 4 // as in sums_channels_last_blocked
             for (int nb = 0; nb < NB; ++nb) {
                 rd.prefetch(a * p.dd.a + 16 * nb, a * p.src.a + 16 * nb, a * p.relu_in.a + 16 * nb, rows_prefetch_bytes);
                 lanes16 g;
@@ -120,7 +120,7 @@ __attribute__((target("avx512f"))) void sums_vector_blocked_avx512(const bn_plan
 
 // use_global_stats, K = 16 * NB channels, diff_src rows one after another
 // from a 64-byte-aligned start (AVX-512): chunk c's sums as
-// sums_vector_blocked and diff_src = a * diff_dst (the generic loop's
+// sums_channels_last_blocked and diff_src = a * diff_dst (the generic loop's
 // arithmetic) streamed straight from the registers by stream_rows (bench/NOTES.md).
 template <typename T, bn_fusion F, int NB>
 __attribute__((target("avx512f"))) void global_sums_streamed_nb(const bn_plan &p, const data &d, const float *mean,
@@ -135,7 +135,7 @@ __attribute__((target("avx512f"))) void global_sums_streamed_nb(const bn_plan &p
         }
     } lanes {p, d, sums_block<NB>(mean), {}};
     __builtin_memcpy(lanes.ak, cf.a.data(), sizeof lanes.ak);
-    stream_rows<T, NB>(p, d, c * vector_chunk, std::min(p.A, (c + 1) * vector_chunk), lanes);
+    stream_rows<T, NB>(p, d, c * channels_last_chunk, std::min(p.A, (c + 1) * channels_last_chunk), lanes);
     lanes.sb.store(p, c, partial);
 }
 

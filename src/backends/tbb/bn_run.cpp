@@ -62,7 +62,7 @@ struct literal_channel {
 };
 
 // Pass-1 work items and chunk-partial pairs per item (see bn_kernels.hpp).
-int64_t items_of(const bn_plan &p) { return p.planar ? p.K * p.A : (p.A + bn::vector_chunk - 1) / bn::vector_chunk; }
+int64_t items_of(const bn_plan &p) { return p.planar ? p.K * p.A : (p.A + bn::channels_last_chunk - 1) / bn::channels_last_chunk; }
 int64_t pairs_per_item(const bn_plan &p) { return p.planar ? (p.B + bn::planar_chunk - 1) / bn::planar_chunk : p.K; }
 bool needs_sums(const bn_plan &p) { return !p.global_stats || p.has_diff_stats; }
 

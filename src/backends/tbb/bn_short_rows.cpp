@@ -79,12 +79,11 @@ __attribute__((target("avx512f"))) void short_rows_sums_avx512(const bn_plan &p,
 // (k1 - k0) * B elements as one array of whole vectors, each lane's channel
 // constants picked by vpermps from the group's 16 (lane channel (e + 0.5) / B
 // in f32, exact for these sizes), the same arithmetic per element as
-// update_row_avx512 (same bits). Row by row, the calls and each row's
-// one-element tail took ~40% of NCX 7x7's time. With `stream`, the vectors
-// from the run's first line boundary on leave with non-temporal stores and
-// no fence: the caller fences once after all its runs (a staged run's copy
-// ended in a fence, every ~3 KB, and the next stores waited for it: ~30% of
-// pass 2's time).
+// update_row_avx512 (same bits): row by row, the calls and each row's tail
+// cost more than the rows. With `stream`, the vectors from the run's first
+// line boundary on leave with non-temporal stores and no fence: the caller
+// fences once after all its runs (a fence per staged run held up the stores
+// that followed it).
 template <typename T, bn_fusion F>
 __attribute__((target("avx512f"))) void short_rows_update_avx512(const bn_plan &p, const data &d, const coeffs &cf,
         int64_t a, int64_t k0, int64_t k1, bool stream) {

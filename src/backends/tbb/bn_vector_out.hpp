@@ -23,8 +23,7 @@ __attribute__((target("avx512f"), always_inline)) inline u16x16 to_16bit(f16_t *
 
 // Two consecutive vectors of lanes out to diff_src at `out` (64-byte
 // aligned) with non-temporal stores of whole lines: a 16-bit pair fills one
-// line (Zen 4 runs half-line non-temporal stores several times slower:
-// NXC bf16 pass 2 measured 1.7x slower with them than with ordinary stores).
+// line (Zen 4 runs half-line non-temporal stores several times slower).
 __attribute__((target("avx512f"), always_inline)) inline void stream_pair(float *out, const lanes16 &r0, const lanes16 &r1) {
     _mm512_stream_ps(out, __m512(r0));
     _mm512_stream_ps(out + 16, __m512(r1));

@@ -1,7 +1,10 @@
 // Writing a large output with non-temporal stores: an ordinary store first
 // reads the line it writes (write-allocate), a fifth more memory traffic for
-// a kernel that reads two tensors and writes one. The kernels compute a run
-// into a small per-thread stage buffer, then copy it out with this.
+// a kernel that reads two tensors and writes one. Words used across the
+// kernels: "nontemporal" is the plans' store policy; a nontemporal run is
+// either "streamed" (whole lines straight from the registers, where it is
+// 64-byte aligned) or "staged" (computed into a per-thread stage buffer,
+// then copied out with copy_nontemporal).
 #pragma once
 
 #include <cstddef>

@@ -1,9 +1,7 @@
 // Storing the first lanes of a vector without a masked store. On AMD Zen 4 a
 // masked AVX-512 store is several times slower than a plain one when its line
-// is not in the cache: a 2x nearest kernel whose rows end in half a vector
-// ran 40% slower with one masked store per row (measured in isolation, one
-// core). Partial vectors therefore leave in plain pieces of 8, 4, 2 and 1
-// floats, which write exactly the same bytes.
+// is not in the cache. Partial vectors therefore leave in plain pieces of 8,
+// 4, 2 and 1 floats, which write exactly the same bytes.
 #pragma once
 
 #include <cstdint>
