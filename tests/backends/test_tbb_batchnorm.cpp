@@ -202,6 +202,9 @@ TEST(TbbBatchNorm, FusedReluMaskPathEqualsOpsRunApart) {
             c.shape = {2, 9, 7, k};
             c.stat_shape = {k};
             c.relu = into;
+            if (tbb_backend::has_avx512f())
+                EXPECT_EQ(compile_bn_case(c, backend_kind::tbb).get_kernel_path(),
+                        "bn:two_sweeps:sums=relu_mask_avx512:update=relu_mask_avx512:cached");
             expect_fused_equals_apart(c, 12);
         }
 }
@@ -224,6 +227,8 @@ TEST(TbbBatchNorm, LargeOutputsMatchReference) {
         c.global_stats = mode != 0;
         c.three_outputs = mode != 2;
         c.relu = variant / 6 == 1 ? 1 : variant / 6 == 2 ? 0 : -1;
+        const std::string path = compile_bn_case(c, backend_kind::tbb).get_kernel_path();
+        EXPECT_EQ(path.substr(path.size() - 12), ":nontemporal") << path;
         const auto in = bn_inputs(c, 21);
         const auto aligned = run_bn(c, backend_kind::tbb, in);
         expect_bn_close(aligned, run_bn(c, backend_kind::ref, in), c);
@@ -425,7 +430,7 @@ TEST(TbbBatchNorm, LargeFusedReluOddRowsEqualsOpsRunApart) {
 // a of a group being one run in memory: pass 1's pairs of partials 8 rows at
 // a time, pass 2 one output run per row of the group. Group sizes 2 to 16
 // with a partial last group (K = 260), every dtype, a ReLU fused into either
-// input, use_global_stats; one large (16.8 MB, streamed through a staged
+// input, and use_global_stats (which does not group); one large (16.8 MB, staged
 // run) case. The reference's values, the same bits on 3 threads and from
 // buffers off a 64-byte boundary.
 TEST(TbbBatchNorm, PlanarShortRowsInChannelGroups) {
@@ -447,6 +452,8 @@ TEST(TbbBatchNorm, PlanarShortRowsInChannelGroups) {
         c.stat_shape = {v.shape[1]};
         c.relu = v.relu;
         c.global_stats = v.global_stats;
+        const std::string path = compile_bn_case(c, backend_kind::tbb).get_kernel_path();
+        EXPECT_EQ(path.rfind(v.global_stats ? "bn:global_sums:" : "bn:channel_groups:", 0), 0u) << path;
         expect_reference_values_and_same_bits(c, 43);
         if (v.relu >= 0) expect_fused_equals_apart(c, 43);
     }
