@@ -111,7 +111,8 @@ TEST(TbbInterpolatePaths, PlanarRowBlocks1d) {
     expect_path(make_case(layout::ncx, f32, 1, 2, {200}, {400}), "interpolate:planar_row_blocks_1d:f32:cached");
     expect_path(make_case(layout::nxc, f32, 8, 1, {37}, {75}), "interpolate:planar_row_blocks_1d:f32:cached");
     for (data_type dt : {bf16, f16}) {
-        expect_path(make_case(layout::ncx, dt, 2, 4, {37}, {75}), "interpolate:planar_row_blocks_1d:converted_ring:cached");
+        expect_path(make_case(layout::ncx, dt, 2, 4, {37}, {75}),
+                "interpolate:planar_row_blocks_1d:converted_ring:cached");
         expect_path(make_case(layout::nxc, dt, 3, 1, {75}, {37}, "nearest"),
                 "interpolate:planar_row_blocks_1d:converted_ring:cached");
     }
@@ -122,7 +123,8 @@ TEST(TbbInterpolatePaths, ChannelsLastRuns1d) {
     expect_path(make_case(layout::ncx_channels_last, f32, 2, 3, {17}, {9}, "nearest"),
             "interpolate:channels_last_runs_1d:f32:cached");
     for (data_type dt : {bf16, f16}) {
-        expect_path(make_case(layout::nxc, dt, 2, 3, {9}, {17}), "interpolate:channels_last_runs_1d:converted_ring:cached");
+        expect_path(make_case(layout::nxc, dt, 2, 3, {9}, {17}),
+                "interpolate:channels_last_runs_1d:converted_ring:cached");
         expect_path(make_case(layout::ncx_channels_last, dt, 2, 5, {9}, {17}),
                 "interpolate:channels_last_runs_1d:converted_ring:cached");
     }
@@ -133,7 +135,8 @@ TEST(TbbInterpolatePaths, ChannelsLastRuns1d) {
 // 2x upsampling rows have the stride-2 gather that the fused pass needs.
 TEST(TbbInterpolatePaths, PlanarFusedRowGather2d) {
     REQUIRE_AVX512F();
-    expect_path(make_case(layout::ncx, f32, 2, 4, {5, 7}, {10, 14}), "interpolate:planar_fused_row_gather_2d:f32:batch=8:cached");
+    expect_path(make_case(layout::ncx, f32, 2, 4, {5, 7}, {10, 14}),
+            "interpolate:planar_fused_row_gather_2d:f32:batch=8:cached");
     expect_path(make_case(layout::nxc, f32, 2, 1, {5, 7}, {10, 14}, "nearest"),
             "interpolate:planar_fused_row_gather_2d:f32:batch=8:cached");
     for (data_type dt : {bf16, f16}) {
@@ -145,37 +148,44 @@ TEST(TbbInterpolatePaths, PlanarFusedRowGather2d) {
 }
 
 TEST(TbbInterpolatePaths, PlanarRowsThenGather2d) {
-    expect_path(make_case(layout::ncx, f32, 2, 4, {7, 5}, {3, 13}), "interpolate:planar_rows_then_gather_2d:f32:batch=task:cached");
-    expect_path(make_case(layout::nxc, f32, 2, 1, {7, 5}, {3, 13}), "interpolate:planar_rows_then_gather_2d:f32:batch=task:cached");
+    expect_path(make_case(layout::ncx, f32, 2, 4, {7, 5}, {3, 13}),
+            "interpolate:planar_rows_then_gather_2d:f32:batch=task:cached");
+    expect_path(make_case(layout::nxc, f32, 2, 1, {7, 5}, {3, 13}),
+            "interpolate:planar_rows_then_gather_2d:f32:batch=task:cached");
     for (data_type dt : {bf16, f16})
         expect_path(make_case(layout::ncx, dt, 2, 4, {7, 5}, {3, 13}, "nearest"),
                 "interpolate:planar_rows_then_gather_2d:converted_tile:batch=task:cached");
     const generic_loops generic; // 2x rows, without the fused pass
-    expect_path(make_case(layout::ncx, f32, 2, 4, {5, 7}, {10, 14}), "interpolate:planar_rows_then_gather_2d:f32:batch=8:cached");
+    expect_path(make_case(layout::ncx, f32, 2, 4, {5, 7}, {10, 14}),
+            "interpolate:planar_rows_then_gather_2d:f32:batch=8:cached");
 }
 
 TEST(TbbInterpolatePaths, ChannelsLastFusedRuns2d) {
     REQUIRE_AVX512F();
-    expect_path(make_case(layout::nxc, f32, 2, 32, {5, 7}, {10, 14}), "interpolate:channels_last_fused_runs_2d:f32:batch=1:cached");
+    expect_path(make_case(layout::nxc, f32, 2, 32, {5, 7}, {10, 14}),
+            "interpolate:channels_last_fused_runs_2d:f32:batch=1:cached");
     expect_path(make_case(layout::ncx_channels_last, f32, 2, 16, {5, 7}, {10, 14}, "nearest"),
             "interpolate:channels_last_fused_runs_2d:f32:batch=1:cached");
 }
 
 TEST(TbbInterpolatePaths, ChannelsLastLevels2d) {
     // Runs of 3 floats: no fused pass; 2x linear rows of axis 0 four at a time.
-    expect_path(make_case(layout::nxc, f32, 2, 3, {5, 7}, {10, 14}), "interpolate:channels_last_levels_2d:f32:batch=4:cached");
+    expect_path(make_case(layout::nxc, f32, 2, 3, {5, 7}, {10, 14}),
+            "interpolate:channels_last_levels_2d:f32:batch=4:cached");
     expect_path(make_case(layout::ncx_channels_last, f32, 2, 3, {5, 7}, {9, 4}),
             "interpolate:channels_last_levels_2d:f32:batch=1:cached");
     for (data_type dt : {bf16, f16})
         expect_path(make_case(layout::nxc, dt, 2, 32, {5, 7}, {10, 14}),
                 "interpolate:channels_last_levels_2d:converted_ring:batch=1:cached");
     const generic_loops generic;
-    expect_path(make_case(layout::nxc, f32, 2, 32, {5, 7}, {10, 14}), "interpolate:channels_last_levels_2d:f32:batch=4:cached");
+    expect_path(make_case(layout::nxc, f32, 2, 32, {5, 7}, {10, 14}),
+            "interpolate:channels_last_levels_2d:f32:batch=4:cached");
 }
 
 TEST(TbbInterpolatePaths, PlanarFusedRowGatherNd) {
     REQUIRE_AVX512F();
-    expect_path(make_case(layout::ncx, f32, 1, 2, {3, 4, 5}, {6, 8, 10}), "interpolate:planar_fused_row_gather_nd:f32:batch=4:cached");
+    expect_path(make_case(layout::ncx, f32, 1, 2, {3, 4, 5}, {6, 8, 10}),
+            "interpolate:planar_fused_row_gather_nd:f32:batch=4:cached");
     expect_path(make_case(layout::nxc, f32, 2, 1, {3, 4, 5}, {5, 8, 10}),
             "interpolate:planar_fused_row_gather_nd:f32:batch=1:cached");
     expect_path(make_case(layout::ncx, f32, 1, 2, {3, 3, 2, 5}, {6, 6, 4, 10}),
@@ -189,7 +199,8 @@ TEST(TbbInterpolatePaths, PlanarFusedRowGatherNd) {
 }
 
 TEST(TbbInterpolatePaths, PlanarRowsThenGatherNd) {
-    expect_path(make_case(layout::ncx, f32, 1, 2, {3, 4, 7}, {5, 6, 3}), "interpolate:planar_rows_then_gather_nd:f32:batch=1:cached");
+    expect_path(make_case(layout::ncx, f32, 1, 2, {3, 4, 7}, {5, 6, 3}),
+            "interpolate:planar_rows_then_gather_nd:f32:batch=1:cached");
     expect_path(make_case(layout::nxc, f32, 2, 1, {3, 4, 7}, {5, 6, 3}, "nearest"),
             "interpolate:planar_rows_then_gather_nd:f32:batch=1:cached");
     expect_path(make_case(layout::ncx, f32, 1, 2, {2, 3, 2, 5}, {3, 5, 3, 9}),
@@ -198,12 +209,14 @@ TEST(TbbInterpolatePaths, PlanarRowsThenGatherNd) {
         expect_path(make_case(layout::ncx, dt, 1, 2, {3, 4, 7}, {5, 6, 3}),
                 "interpolate:planar_rows_then_gather_nd:converted_ring:batch=1:cached");
     const generic_loops generic;
-    expect_path(make_case(layout::ncx, f32, 1, 2, {3, 4, 5}, {6, 8, 10}), "interpolate:planar_rows_then_gather_nd:f32:batch=4:cached");
+    expect_path(make_case(layout::ncx, f32, 1, 2, {3, 4, 5}, {6, 8, 10}),
+            "interpolate:planar_rows_then_gather_nd:f32:batch=4:cached");
 }
 
 TEST(TbbInterpolatePaths, ChannelsLastFusedRunsNd) {
     REQUIRE_AVX512F();
-    expect_path(make_case(layout::nxc, f32, 1, 32, {3, 4, 5}, {6, 8, 10}), "interpolate:channels_last_fused_runs_nd:f32:batch=4:cached");
+    expect_path(make_case(layout::nxc, f32, 1, 32, {3, 4, 5}, {6, 8, 10}),
+            "interpolate:channels_last_fused_runs_nd:f32:batch=4:cached");
     expect_path(make_case(layout::ncx_channels_last, f32, 1, 16, {3, 4, 5}, {5, 8, 10}, "nearest"),
             "interpolate:channels_last_fused_runs_nd:f32:batch=1:cached");
     expect_path(make_case(layout::nxc, f32, 1, 16, {3, 3, 2, 5}, {6, 6, 4, 10}),
@@ -211,7 +224,8 @@ TEST(TbbInterpolatePaths, ChannelsLastFusedRunsNd) {
 }
 
 TEST(TbbInterpolatePaths, ChannelsLastLevelsNd) {
-    expect_path(make_case(layout::nxc, f32, 1, 3, {3, 4, 5}, {6, 8, 10}), "interpolate:channels_last_levels_nd:f32:batch=4:cached");
+    expect_path(make_case(layout::nxc, f32, 1, 3, {3, 4, 5}, {6, 8, 10}),
+            "interpolate:channels_last_levels_nd:f32:batch=4:cached");
     expect_path(make_case(layout::ncx_channels_last, f32, 1, 3, {3, 4, 5}, {5, 8, 10}),
             "interpolate:channels_last_levels_nd:f32:batch=1:cached");
     expect_path(make_case(layout::nxc, f32, 1, 3, {2, 3, 2, 5}, {3, 5, 3, 9}, "nearest"),
@@ -220,7 +234,8 @@ TEST(TbbInterpolatePaths, ChannelsLastLevelsNd) {
         expect_path(make_case(layout::nxc, dt, 1, 32, {3, 4, 5}, {6, 8, 10}),
                 "interpolate:channels_last_levels_nd:converted_ring:batch=1:cached");
     const generic_loops generic;
-    expect_path(make_case(layout::nxc, f32, 1, 32, {3, 4, 5}, {6, 8, 10}), "interpolate:channels_last_levels_nd:f32:batch=4:cached");
+    expect_path(make_case(layout::nxc, f32, 1, 32, {3, 4, 5}, {6, 8, 10}),
+            "interpolate:channels_last_levels_nd:f32:batch=4:cached");
 }
 
 // ---- interp_source ----
@@ -228,10 +243,14 @@ TEST(TbbInterpolatePaths, ChannelsLastLevelsNd) {
 TEST(TbbInterpolatePaths, SourceF32) {
     expect_path(make_case(layout::ncx, f32, 2, 4, {37}, {75}), "interpolate:planar_rows_1d:f32:cached");
     expect_path(make_case(layout::nxc, f32, 2, 3, {9}, {17}), "interpolate:channels_last_runs_1d:f32:cached");
-    expect_path(make_case(layout::ncx, f32, 2, 4, {7, 5}, {3, 13}), "interpolate:planar_rows_then_gather_2d:f32:batch=task:cached");
-    expect_path(make_case(layout::nxc, f32, 2, 3, {5, 7}, {9, 4}), "interpolate:channels_last_levels_2d:f32:batch=1:cached");
-    expect_path(make_case(layout::ncx, f32, 1, 2, {3, 4, 7}, {5, 6, 3}), "interpolate:planar_rows_then_gather_nd:f32:batch=1:cached");
-    expect_path(make_case(layout::nxc, f32, 1, 3, {3, 4, 5}, {5, 8, 10}), "interpolate:channels_last_levels_nd:f32:batch=1:cached");
+    expect_path(make_case(layout::ncx, f32, 2, 4, {7, 5}, {3, 13}),
+            "interpolate:planar_rows_then_gather_2d:f32:batch=task:cached");
+    expect_path(make_case(layout::nxc, f32, 2, 3, {5, 7}, {9, 4}),
+            "interpolate:channels_last_levels_2d:f32:batch=1:cached");
+    expect_path(make_case(layout::ncx, f32, 1, 2, {3, 4, 7}, {5, 6, 3}),
+            "interpolate:planar_rows_then_gather_nd:f32:batch=1:cached");
+    expect_path(make_case(layout::nxc, f32, 1, 3, {3, 4, 5}, {5, 8, 10}),
+            "interpolate:channels_last_levels_nd:f32:batch=1:cached");
 }
 
 // Padded diff_dst: level-0 slices with gaps, summed run by run. Planar 2-D
@@ -269,8 +288,10 @@ TEST(TbbInterpolatePaths, SourceConvertedTile) {
 
 TEST(TbbInterpolatePaths, SourceConvertedRing) {
     for (data_type dt : {bf16, f16}) {
-        expect_path(make_case(layout::ncx, dt, 2, 4, {37}, {75}), "interpolate:planar_row_blocks_1d:converted_ring:cached");
-        expect_path(make_case(layout::nxc, dt, 2, 3, {9}, {17}), "interpolate:channels_last_runs_1d:converted_ring:cached");
+        expect_path(make_case(layout::ncx, dt, 2, 4, {37}, {75}),
+                "interpolate:planar_row_blocks_1d:converted_ring:cached");
+        expect_path(make_case(layout::nxc, dt, 2, 3, {9}, {17}),
+                "interpolate:channels_last_runs_1d:converted_ring:cached");
         expect_path(make_case(layout::nxc, dt, 2, 3, {5, 7}, {10, 14}),
                 "interpolate:channels_last_levels_2d:converted_ring:batch=1:cached");
         expect_path(make_case(layout::ncx_channels_last, dt, 2, 3, {5, 7}, {9, 4}),
@@ -287,26 +308,33 @@ TEST(TbbInterpolatePaths, SourceConvertedRing) {
 TEST(TbbInterpolatePaths, BatchNoneWithOneAxis) {
     expect_path(make_case(layout::ncx, f32, 2, 4, {37}, {75}), "interpolate:planar_rows_1d:f32:cached");
     expect_path(make_case(layout::nxc, f32, 8, 1, {37}, {75}), "interpolate:planar_row_blocks_1d:f32:cached");
-    expect_path(make_case(layout::nxc, bf16, 2, 3, {9}, {17}), "interpolate:channels_last_runs_1d:converted_ring:cached");
+    expect_path(make_case(layout::nxc, bf16, 2, 3, {9}, {17}),
+            "interpolate:channels_last_runs_1d:converted_ring:cached");
 }
 
 TEST(TbbInterpolatePaths, BatchOne) {
-    expect_path(make_case(layout::nxc, f32, 2, 3, {5, 7}, {9, 4}), "interpolate:channels_last_levels_2d:f32:batch=1:cached");
-    expect_path(make_case(layout::ncx, f32, 1, 2, {3, 4, 7}, {5, 6, 3}), "interpolate:planar_rows_then_gather_nd:f32:batch=1:cached");
+    expect_path(make_case(layout::nxc, f32, 2, 3, {5, 7}, {9, 4}),
+            "interpolate:channels_last_levels_2d:f32:batch=1:cached");
+    expect_path(make_case(layout::ncx, f32, 1, 2, {3, 4, 7}, {5, 6, 3}),
+            "interpolate:planar_rows_then_gather_nd:f32:batch=1:cached");
     expect_path(make_case(layout::ncx_channels_last, f16, 2, 3, {5, 7}, {10, 14}),
             "interpolate:channels_last_levels_2d:converted_ring:batch=1:cached");
     if (!tbb_backend::has_avx512f()) return;
     // Fused runs read each input's rows straight from diff_dst.
-    expect_path(make_case(layout::nxc, f32, 2, 32, {5, 7}, {10, 14}), "interpolate:channels_last_fused_runs_2d:f32:batch=1:cached");
+    expect_path(make_case(layout::nxc, f32, 2, 32, {5, 7}, {10, 14}),
+            "interpolate:channels_last_fused_runs_2d:f32:batch=1:cached");
 }
 
 // Axis 0 with 2x linear interiors, f32 slices read in place.
 TEST(TbbInterpolatePaths, BatchFour) {
-    expect_path(make_case(layout::nxc, f32, 2, 3, {5, 7}, {10, 14}), "interpolate:channels_last_levels_2d:f32:batch=4:cached");
+    expect_path(make_case(layout::nxc, f32, 2, 3, {5, 7}, {10, 14}),
+            "interpolate:channels_last_levels_2d:f32:batch=4:cached");
     expect_path(make_case(layout::ncx_channels_last, f32, 1, 3, {3, 4, 5}, {6, 8, 10}),
             "interpolate:channels_last_levels_nd:f32:batch=4:cached");
-    expect_path(make_case(layout::ncx, f32, 1, 2, {3, 4, 7}, {6, 6, 3}), "interpolate:planar_rows_then_gather_nd:f32:batch=4:cached");
-    expect_path(make_case(layout::nxc, f32, 2, 1, {3, 4, 7}, {6, 6, 3}), "interpolate:planar_rows_then_gather_nd:f32:batch=4:cached");
+    expect_path(make_case(layout::ncx, f32, 1, 2, {3, 4, 7}, {6, 6, 3}),
+            "interpolate:planar_rows_then_gather_nd:f32:batch=4:cached");
+    expect_path(make_case(layout::nxc, f32, 2, 1, {3, 4, 7}, {6, 6, 3}),
+            "interpolate:planar_rows_then_gather_nd:f32:batch=4:cached");
 }
 
 // Planar 2-D rows with the stride-2 gather (2x upsampling).
@@ -336,15 +364,19 @@ TEST(TbbInterpolatePaths, BatchTask) {
 
 // Small outputs, and large ones where non-temporal stores do not apply.
 TEST(TbbInterpolatePaths, StoreCached) {
-    expect_path(make_case(layout::nxc, f32, 2, 3, {5, 7}, {10, 14}), "interpolate:channels_last_levels_2d:f32:batch=4:cached");
+    expect_path(make_case(layout::nxc, f32, 2, 3, {5, 7}, {10, 14}),
+            "interpolate:channels_last_levels_2d:f32:batch=4:cached");
     const lowered_thresholds large(all_large);
     // One axis; 16-bit data; planar upsampling (diff_src smaller than
     // diff_dst); planar planes cut into several tasks; planar 3-D;
     // channels-last diff_src whose rows have gaps.
     expect_path(make_case(layout::nxc, f32, 2, 3, {9}, {17}), "interpolate:channels_last_runs_1d:f32:cached");
-    expect_path(make_case(layout::nxc, bf16, 2, 3, {5, 7}, {10, 14}), "interpolate:channels_last_levels_2d:converted_ring:batch=1:cached");
-    expect_path(make_case(layout::ncx, f32, 2, 4, {7, 5}, {9, 13}), "interpolate:planar_rows_then_gather_2d:f32:batch=task:cached");
-    expect_path(make_case(layout::ncx, f32, 1, 1, {12, 10}, {6, 5}), "interpolate:planar_rows_then_gather_2d:f32:batch=task:cached", 3);
+    expect_path(make_case(layout::nxc, bf16, 2, 3, {5, 7}, {10, 14}),
+            "interpolate:channels_last_levels_2d:converted_ring:batch=1:cached");
+    expect_path(make_case(layout::ncx, f32, 2, 4, {7, 5}, {9, 13}),
+            "interpolate:planar_rows_then_gather_2d:f32:batch=task:cached");
+    expect_path(make_case(layout::ncx, f32, 1, 1, {12, 10}, {6, 5}),
+            "interpolate:planar_rows_then_gather_2d:f32:batch=task:cached", 3);
     expect_path(make_case(layout::ncx, f32, 1, 2, {3, 4, 7}, {5, 6, 3}),
             "interpolate:planar_rows_then_gather_nd:f32:batch=1:cached:column_prefetch");
     interp_case gaps = make_case(layout::nxc, f32, 2, 3, {5, 7}, {9, 4});
@@ -354,7 +386,8 @@ TEST(TbbInterpolatePaths, StoreCached) {
 
 TEST(TbbInterpolatePaths, StoreNontemporal) {
     const lowered_thresholds large(all_large);
-    expect_path(make_case(layout::nxc, f32, 2, 3, {5, 7}, {10, 14}), "interpolate:channels_last_levels_2d:f32:batch=4:nontemporal");
+    expect_path(make_case(layout::nxc, f32, 2, 3, {5, 7}, {10, 14}),
+            "interpolate:channels_last_levels_2d:f32:batch=4:nontemporal");
     expect_path(make_case(layout::ncx_channels_last, f32, 2, 3, {10, 14}, {5, 7}),
             "interpolate:channels_last_levels_2d:f32:batch=1:nontemporal");
     expect_path(padded_diff_dst(make_case(layout::nxc, f32, 2, 3, {5, 7}, {9, 4}), 1),
@@ -365,22 +398,26 @@ TEST(TbbInterpolatePaths, StoreNontemporal) {
         // Planar 2-D gradient of downsampling, a task per plane: the plane
         // through the per-thread buffer where the gather does not store it.
         const generic_loops generic;
-        expect_path(make_case(layout::ncx, f32, 2, 4, {10, 12}, {5, 6}), "interpolate:planar_rows_then_gather_2d:f32:batch=task:nontemporal");
+        expect_path(make_case(layout::ncx, f32, 2, 4, {10, 12}, {5, 6}),
+                "interpolate:planar_rows_then_gather_2d:f32:batch=task:nontemporal");
         expect_path(make_case(layout::nxc, f32, 8, 1, {10, 12}, {5, 6}, "nearest"),
                 "interpolate:planar_rows_then_gather_2d:f32:batch=task:nontemporal");
     }
     if (!tbb_backend::has_avx512f()) return;
-    expect_path(make_case(layout::nxc, f32, 2, 32, {5, 7}, {10, 14}), "interpolate:channels_last_fused_runs_2d:f32:batch=1:nontemporal");
+    expect_path(make_case(layout::nxc, f32, 2, 32, {5, 7}, {10, 14}),
+            "interpolate:channels_last_fused_runs_2d:f32:batch=1:nontemporal");
     expect_path(make_case(layout::ncx_channels_last, f32, 1, 16, {3, 4, 5}, {6, 8, 10}),
             "interpolate:channels_last_fused_runs_nd:f32:batch=4:nontemporal:column_prefetch");
     // Axis 0 downsampled, axis 1 2x upsampled: the stride-2 fused pass.
-    expect_path(make_case(layout::ncx, f32, 2, 4, {16, 7}, {4, 14}), "interpolate:planar_fused_row_gather_2d:f32:batch=8:nontemporal");
+    expect_path(make_case(layout::ncx, f32, 2, 4, {16, 7}, {4, 14}),
+            "interpolate:planar_fused_row_gather_2d:f32:batch=8:nontemporal");
 }
 
 TEST(TbbInterpolatePaths, StoreNontemporalGather) {
     REQUIRE_AVX512F();
     const lowered_thresholds large(all_large);
-    expect_path(make_case(layout::ncx, f32, 2, 4, {10, 12}, {5, 6}), "interpolate:planar_rows_then_gather_2d:f32:batch=task:nontemporal_gather");
+    expect_path(make_case(layout::ncx, f32, 2, 4, {10, 12}, {5, 6}),
+            "interpolate:planar_rows_then_gather_2d:f32:batch=task:nontemporal_gather");
     expect_path(make_case(layout::nxc, f32, 8, 1, {10, 12}, {5, 6}, "nearest"),
             "interpolate:planar_rows_then_gather_2d:f32:batch=task:nontemporal_gather");
 }
@@ -390,13 +427,15 @@ TEST(TbbInterpolatePaths, StoreNontemporalGather) {
 // f32 level-0 slices in place, in three axes and more, from a size on.
 TEST(TbbInterpolatePaths, ColumnPrefetch) {
     // Below the threshold as built: none.
-    expect_path(make_case(layout::nxc, f32, 1, 8, {3, 4, 5}, {6, 8, 10}), "interpolate:channels_last_levels_nd:f32:batch=4:cached");
+    expect_path(make_case(layout::nxc, f32, 1, 8, {3, 4, 5}, {6, 8, 10}),
+            "interpolate:channels_last_levels_nd:f32:batch=4:cached");
     const lowered_thresholds lowered(6); // slices of 1 KB and more
     expect_path(make_case(layout::nxc, f32, 1, 8, {3, 4, 5}, {6, 8, 10}),
             "interpolate:channels_last_levels_nd:f32:batch=4:cached:column_prefetch");
     expect_path(make_case(layout::ncx, f32, 1, 2, {3, 16, 21}, {6, 32, 9}),
             "interpolate:planar_rows_then_gather_nd:f32:batch=4:cached:column_prefetch");
-    expect_path(make_case(layout::nxc, f32, 1, 3, {3, 4, 5}, {6, 8, 10}), "interpolate:channels_last_levels_nd:f32:batch=4:cached");
+    expect_path(make_case(layout::nxc, f32, 1, 3, {3, 4, 5}, {6, 8, 10}),
+            "interpolate:channels_last_levels_nd:f32:batch=4:cached");
     // Not for slices read run by run, nor 16-bit ones.
     expect_path(padded_diff_dst(make_case(layout::nxc, f32, 1, 8, {3, 4, 5}, {6, 8, 10}), 1),
             "interpolate:channels_last_levels_nd:f32_strided:batch=1:cached");

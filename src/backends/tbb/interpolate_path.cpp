@@ -57,7 +57,8 @@ interp_levels levels_of(const interp_plan &p) {
     }
     if (!p.channels_last) {
         const bool fused = row_sum_gather_available(p.inner_rows);
-        if (p.nsp == 2) return fused ? interp_levels::planar_fused_row_gather_2d : interp_levels::planar_rows_then_gather_2d;
+        if (p.nsp == 2)
+            return fused ? interp_levels::planar_fused_row_gather_2d : interp_levels::planar_rows_then_gather_2d;
         return fused ? interp_levels::planar_fused_row_gather_nd : interp_levels::planar_rows_then_gather_nd;
     }
     const bool fused = p.dt == data_type::f32 && run_sum_gather_available(p.grouped[size_t(p.nsp - 1)], p.run);
@@ -70,7 +71,8 @@ interp_levels levels_of(const interp_plan &p) {
 }
 
 bool planar_2d(const interp_plan &p) {
-    return p.levels == interp_levels::planar_fused_row_gather_2d || p.levels == interp_levels::planar_rows_then_gather_2d;
+    return p.levels == interp_levels::planar_fused_row_gather_2d
+            || p.levels == interp_levels::planar_rows_then_gather_2d;
 }
 
 interp_batch batch_of(const interp_plan &p) {
@@ -78,7 +80,8 @@ interp_batch batch_of(const interp_plan &p) {
     if (planar_2d(p)) return p.inner_rows.stride2 ? interp_batch::eight : interp_batch::task;
     // Strided and 16-bit slices are summed one input at a time; fused runs
     // read each input's rows straight from diff_dst.
-    if (p.source != interp_source::f32 || p.levels == interp_levels::channels_last_fused_runs_2d) return interp_batch::one;
+    if (p.source != interp_source::f32 || p.levels == interp_levels::channels_last_fused_runs_2d)
+        return interp_batch::one;
     const std::vector<uint8_t> &sym4 = p.grouped[0].sym4;
     return std::find(sym4.begin(), sym4.end(), 1) != sym4.end() ? interp_batch::four : interp_batch::one;
 }

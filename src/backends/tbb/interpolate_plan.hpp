@@ -40,7 +40,7 @@ namespace bpg::tbb_backend {
 // four, level after level down to the last two, which run as in _2d.
 enum class interp_levels {
     zero_sized,                  // N or C is 0: nothing runs
-    planar_rows_1d,              // one axis, dense planar f32, whole planes per task: one gather for the rows of 8 planes
+    planar_rows_1d,              // one axis, dense planar f32, a task per plane: one gather for the rows of 8 planes
     planar_row_blocks_1d,        // one axis, planar: a task gathers 16-input blocks of one row
     channels_last_runs_1d,       // one axis, channels-last: each input sums the C-float runs of its taps
     planar_fused_row_gather_2d,  // the row sums and the stride-2 row gather in one pass (row_sum_gather.hpp)

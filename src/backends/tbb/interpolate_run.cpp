@@ -53,11 +53,13 @@ struct converted_slices {
 };
 
 bool fuses_runs(const interp_plan &p) {
-    return p.levels == interp_levels::channels_last_fused_runs_2d || p.levels == interp_levels::channels_last_fused_runs_nd;
+    return p.levels == interp_levels::channels_last_fused_runs_2d
+            || p.levels == interp_levels::channels_last_fused_runs_nd;
 }
 
 bool fuses_rows(const interp_plan &p) {
-    return p.levels == interp_levels::planar_fused_row_gather_2d || p.levels == interp_levels::planar_fused_row_gather_nd;
+    return p.levels == interp_levels::planar_fused_row_gather_2d
+            || p.levels == interp_levels::planar_fused_row_gather_nd;
 }
 
 // Everything one task needs besides the plan; made before the run (task_pool).
@@ -66,8 +68,8 @@ struct scratch {
     float_buffer out;                // final level result before storing
     float_buffer rows;               // planar: the rows one final gather handles at once
     core::checked_vector<const float *> x; // the runs the taps of the current input read
-    converted_slices ring;           // 16-bit data only
-    float_buffer tile;               // 16-bit planar 2-D: the rows of one batch, as f32
+    converted_slices ring;           // interp_source::converted_ring only
+    float_buffer tile;               // interp_source::converted_tile: the rows of one batch, as f32
     void prepare(const interp_plan &p) {
         const int last = p.nsp - 1;
         int64_t taps = 1;
