@@ -57,6 +57,11 @@ bool fuses_runs(const interp_plan &p) {
             || p.levels == interp_levels::channels_last_fused_runs_nd;
 }
 
+// Channels-last 2-D: level 0 feeds the last level.
+bool channels_last_2d(const interp_plan &p) {
+    return p.levels == interp_levels::channels_last_levels_2d || p.levels == interp_levels::channels_last_fused_runs_2d;
+}
+
 bool fuses_rows(const interp_plan &p) {
     return p.levels == interp_levels::planar_fused_row_gather_2d
             || p.levels == interp_levels::planar_fused_row_gather_nd;
@@ -129,14 +134,14 @@ template <typename T> struct task {
         }
     }
 
-    // With two axes and level-0 batches of one: how many inputs from i on
+    // Channels-last 2-D, level-0 batches of one: how many inputs from i on
     // (up to end) share input i's taps, so its result (1: none after it).
     // Computed once and written to each: half the sums, and the staged row
     // streamed out twice from the cache (bench/NOTES.md).
     BPG_ALWAYS_INLINE int64_t repeats_from(int64_t i, int64_t end) const {
         const std::vector<uint8_t> &r = p.grouped[0].repeats;
         int64_t copies = 1;
-        while (p.nsp == 2 && i + copies < end && r[size_t(i + copies)]) ++copies;
+        while (channels_last_2d(p) && i + copies < end && r[size_t(i + copies)]) ++copies;
         return copies;
     }
 
@@ -291,10 +296,12 @@ template <typename T> struct task {
         const row_source src {dd, p.dd_sp[0]};
         for (int64_t i = ia, i1; i < ib; i = i1) {
             i1 = std::min(ib, i + p.level0_batch);
-            if (p.nsp == 2 && i1 - i == 1 && fused_runs(a, i, src, ds + i * p.ds_sp[0], p.prefetch_bytes0)) continue;
-            if (p.nsp == 2 && p.prefetch_bytes0 > 0) prefetch_rows_ahead(a, src, n, i, i1, p.prefetch_bytes0);
+            if (p.levels == interp_levels::channels_last_fused_runs_2d && i1 - i == 1
+                    && fused_runs(a, i, src, ds + i * p.ds_sp[0], p.prefetch_bytes0))
+                continue;
+            if (p.prefetch_bytes0 > 0) prefetch_rows_ahead(a, src, n, i, i1, p.prefetch_bytes0);
             sum_rows(a, i, i1 - i, s.x.data(), src, n, s.acc[0].data(), n, p.column_prefetch_bytes);
-            if (i1 - i == 1 && p.nsp == 2) { // inputs repeating input i's taps take its result
+            if (i1 - i == 1 && channels_last_2d(p)) { // inputs repeating input i's taps take its result
                 const int64_t copies = repeats_from(i, ib);
                 final_level(s.acc[0].data(), ds + i * p.ds_sp[0], copies, p.ds_sp[0]);
                 i1 = i + copies;
@@ -323,7 +330,7 @@ template <typename T> struct task {
                 sum_taps(acc, n, taps_of(a, i, s.x.data(), [&](int64_t o) { return slice0(o); }));
             }
             copies = repeats_from(i, ib);
-            if (p.nsp == 2) final_level(acc, ds + i * p.ds_sp[0], copies, p.ds_sp[0]);
+            if (channels_last_2d(p)) final_level(acc, ds + i * p.ds_sp[0], copies, p.ds_sp[0]);
             else level<1>(acc, ds + i * p.ds_sp[0]);
         }
     }
