@@ -50,26 +50,9 @@ interp_case random_case(std::mt19937 &rng, int nsp, data_type dt, const std::str
     return c;
 }
 
-// |tbb - ref| <= tolerance: f32 sums in another order; 16-bit results may
-// round to a neighbouring value.
-void expect_close(const std::vector<float> &got, const std::vector<float> &want, data_type dt, const std::string &what) {
-    ASSERT_EQ(got.size(), want.size()) << what;
-    float scale = 0.f;
-    for (float v : want) scale = std::max(scale, std::abs(v));
-    const float rel = dt == data_type::f32 ? 0.f : dt == data_type::bf16 ? 1.f / 128 : 1.f / 1024;
-    int bad = 0;
-    for (size_t i = 0; i < got.size() && bad < 5; ++i) {
-        const float tol = 1e-6f * scale + rel * std::abs(want[i]) + 1e-30f;
-        if (!(std::abs(got[i] - want[i]) <= tol)) {
-            ++bad;
-            ADD_FAILURE() << what << ": element " << i << " tbb " << got[i] << " ref " << want[i];
-        }
-    }
-}
-
 void check_against_reference(const interp_case &c, uint32_t seed) {
     const auto dd = diff_dst_values(c, seed);
-    expect_close(run_interp(c, backend_kind::tbb, dd), run_interp(c, backend_kind::ref, dd), c.dt, c.name());
+    expect_interp_close(run_interp(c, backend_kind::tbb, dd), run_interp(c, backend_kind::ref, dd), c.dt, c.name());
 }
 
 // N = 2, C = 3 on NCX (channels = 0) or `channels` innermost (NXC); spatial

@@ -1,6 +1,10 @@
 #include "support/interp_case.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <numeric>
+
+#include <gtest/gtest.h>
 
 #include "graph/schemas/checks.hpp"
 #include "kernels/dtype_convert.hpp"
@@ -83,6 +87,22 @@ std::vector<float> run_interp(const interp_case &c, backend_kind b, const std::v
         out.push_back(float(core::load_as_double(ds_buf.data(), c.dt, off)));
     });
     return out;
+}
+
+void expect_interp_close(const std::vector<float> &got, const std::vector<float> &want, data_type dt,
+        const std::string &what) {
+    ASSERT_EQ(got.size(), want.size()) << what;
+    float scale = 0.f;
+    for (float v : want) scale = std::max(scale, std::abs(v));
+    const float rel = dt == data_type::f32 ? 0.f : dt == data_type::bf16 ? 1.f / 128 : 1.f / 1024;
+    int bad = 0;
+    for (size_t i = 0; i < got.size() && bad < 5; ++i) {
+        const float tol = 1e-6f * scale + rel * std::abs(want[i]) + 1e-30f;
+        if (!(std::abs(got[i] - want[i]) <= tol)) {
+            ++bad;
+            ADD_FAILURE() << what << ": element " << i << " tbb " << got[i] << " ref " << want[i];
+        }
+    }
 }
 
 } // namespace bpg::test

@@ -41,4 +41,10 @@ compiled_partition compile_interp_case(const interp_case &c, const compile_optio
 // Runs the case on backend b; returns diff_src as f32 in C order.
 std::vector<float> run_interp(const interp_case &c, backend_kind b, const std::vector<float> &dd_values);
 
+// Fails the test where |got - want| (a kernel against the reference) is past
+// the tolerance: f32 sums in another order; 16-bit results may round to a
+// neighbouring value.
+void expect_interp_close(const std::vector<float> &got, const std::vector<float> &want, data_type dt,
+        const std::string &what);
+
 } // namespace bpg::test

@@ -1,14 +1,14 @@
 // How the oneTBB InterpolateBackprop kernel walks a problem, decided once at
 // compile: the math (per-axis gather tables from kernels/interp_tables.hpp)
-// apart from the schedule (layout mode, levels, task split).
+// apart from the schedule (layout, levels, task split).
 //
 // The kernel sees each tensor as planes of spatial positions. Two layouts run
 // without a copy:
-//   vector mode  C has stride 1 in both tensors: a position is a run of C
-//                floats (NXC, or NCX data with channels-last strides);
-//                planes are the N images.
-//   planar mode  the innermost spatial axis has stride 1 in both tensors:
-//                a run is a row (NCX); planes are the N*C images.
+//   channels_last  C has stride 1 in both tensors: a position is a run of C
+//                  floats (NXC, or NCX data with channels-last strides);
+//                  planes are the N images.
+//   planar         the innermost spatial axis has stride 1 in both tensors:
+//                  a run is a row (NCX); planes are the N*C images.
 // Other strides are refused here (the partition then runs elsewhere).
 //
 // Separable, outermost axis first: level k (k < last) accumulates, for one
@@ -18,6 +18,10 @@
 // one task, its taps in an order the tables alone fix (tap_sum.hpp for the
 // levels, row_gather.hpp for the planar rows): no atomics, and the same bits
 // for any split of the work, hence for any number of threads.
+//
+// The kernel path (choose_interp_path, interpolate_path.cpp) names which
+// loops run: interpolate_run.cpp dispatches on it and decides nothing else
+// but buffer alignment and the form of each input's taps.
 #pragma once
 
 #include <array>
@@ -31,20 +35,67 @@
 
 namespace bpg::tbb_backend {
 
+// The levels a plan runs and how (interpolate_run.cpp, one loop each).
+// _2d: two spatial axes, level 0 is the level above the last; _nd: three or
+// four, level after level down to the last two, which run as in _2d.
+enum class interp_levels {
+    zero_sized,                  // N or C is 0: nothing runs
+    planar_rows_1d,              // one axis, dense planar f32, a task per plane: one gather for the rows of 8 planes
+    planar_row_blocks_1d,        // one axis, planar: a task gathers 16-input blocks of one row
+    channels_last_runs_1d,       // one axis, channels-last: each input sums the C-float runs of its taps
+    planar_fused_row_gather_2d,  // the row sums and the stride-2 row gather in one pass (row_sum_gather.hpp)
+    planar_rows_then_gather_2d,  // the rows summed into scratch, then gathered (row_gather.hpp)
+    channels_last_fused_runs_2d, // an input's row sums and the innermost level in one pass (run_sum_gather.hpp)
+    channels_last_levels_2d,     // the slices summed into scratch, then the innermost level
+    planar_fused_row_gather_nd,
+    planar_rows_then_gather_nd,
+    channels_last_fused_runs_nd,
+    channels_last_levels_nd,
+};
+
+// Where level 0 reads diff_dst.
+enum class interp_source {
+    f32,            // f32 in place; a level-0 slice is one contiguous block (summed a batch of inputs at a time)
+    f32_strided,    // f32 in place, slices with gaps (padded diff_dst): summed run by run, one input at a time
+    converted_tile, // 16-bit, planar 2-D: the rows a batch reads converted into an f32 tile, once per batch
+    converted_ring, // 16-bit otherwise: each slice (1-D: run, or row) converted once into a slot of a ring
+};
+
+// Inputs of axis 0 summed together at level 0 (1-D: none, level 0 is the last).
+enum class interp_batch {
+    none,
+    one,  // each input alone: its slice goes on to the next level while in cache
+    four, // axis 0 has 2x linear interiors: slices shared by neighbours are loaded once
+    eight, // planar 2-D, stride-2 row gather: the rows of 8 inputs gathered while in L1
+    task, // planar 2-D, other row gathers: every input of a task (their tables loaded once per call)
+};
+
+// How diff_src is written.
+enum class interp_store {
+    cached,
+    // Non-temporal stores (no read for ownership of each line): the result
+    // goes through a per-thread buffer copied out past the caches, or straight
+    // from the registers where a fused run is 64-byte aligned.
+    nontemporal,
+    // Planar 2-D f32 with the AVX-512 slot gather: the gather writes whole
+    // aligned vectors of each plane past the caches itself.
+    nontemporal_gather,
+};
+
 struct interp_plan {
     // N or C is 0 (spatial sizes are >= 1): diff_src is empty, nothing runs
-    // and nothing below is filled.
+    // and nothing below but the path is filled.
     bool empty = false;
     data_type dt = data_type::f32;
-    bool vector_mode = false;
+    bool channels_last = false;
     int nsp = 0;                             // spatial axes, outermost first
     std::vector<kernels::axis_gather> axes;  // one per spatial axis
     std::vector<grouped_axis> grouped;       // their taps in summation order (tap_sum.hpp)
     std::array<int64_t, 4> in {}, out {};    // sizes per spatial axis
     std::array<int64_t, 4> dd_sp {}, ds_sp {}; // element strides of the spatial axes
-    int64_t n_count = 0, c_count = 1;        // planes = n_count * c_count (c_count = 1 in vector mode)
+    int64_t n_count = 0, c_count = 1;        // planes = n_count * c_count (c_count = 1 channels-last)
     int64_t dd_n = 0, dd_c = 0, ds_n = 0, ds_c = 0;
-    int64_t run = 1;                         // contiguous run: C (vector) or out[last] (planar)
+    int64_t run = 1;                         // contiguous run: C (channels-last) or out[last] (planar)
     // Level k < last: the dense scratch holds rows[k] runs (axes k+1..last at
     // output resolution, the run axis excluded); in dd those runs start at
     // dd_rows[k][r] from the slice start (only level 0 reads dd).
@@ -54,70 +105,54 @@ struct interp_plan {
     // k+1 < last finds output o of its axis at o * slice_floats[k+1] in it.
     std::array<int64_t, 4> slice_floats {};
     int64_t min_block = 4; // smallest number of axis-0 inputs per task
-    // Planar mode: the vectorized gather of the innermost axis. With one
+    // Planar: the vectorized gather of the innermost axis. With one
     // spatial axis, tasks split a row on its 16-input blocks (split_unit).
     row_gather_table inner_rows;
     int64_t split_unit = 1;
     int64_t level0_span = 1; // most outputs of axis 0 one input reads (ring slots)
-    // Inputs of axis 0 summed together. Planar 2-D: 8 when the row gather
-    // has its stride-2 form (rows gathered while in L1), else all of a
-    // task's (the slot form loads its tables once per call). Vector mode
-    // and planar 3-D and up: 4 when axis 0 has 2x linear runs (slices shared
-    // by neighbours loaded once; 2x trilinear NCX -21%, where 2 and 8 were
-    // slower), else 1 (each slice goes on to the next level while in cache).
-    int64_t level0_batch = 1;
-    // Planar 2-D 16-bit: the most diff_dst rows one such batch reads (its
-    // f32 tile, allocated before the run).
+
+    // The kernel path (choose_interp_path): execute dispatches on these.
+    interp_levels levels = interp_levels::zero_sized;
+    interp_source source = interp_source::f32;
+    interp_batch batch = interp_batch::none;
+    interp_store store = interp_store::cached;
+    int64_t level0_batch = 1; // `batch` as a count of inputs
+    // Tasks each plane is cut into: enough tasks for every thread that may
+    // run at once (tasks_at_once() at compile) even when planes are few.
+    int64_t tasks_per_plane = 1;
+    // converted_tile: the most diff_dst rows one batch reads (the tile's rows).
     int64_t batch_rows = 0;
-    // Planar 2-D f32: level 0 sums rows straight from diff_dst and prefetches
-    // the stream this many bytes ahead into L2 (row_sum_gather.hpp): the
-    // hardware prefetchers alone do not run far enough ahead of a row-pair
-    // stream (bench/NOTES.md).
-    // Vector-mode 2-D: with fused_runs, the rows new to each input, this far
-    // ahead of its columns (run_sum_gather.hpp); else the rows each level-0
-    // batch reads first, as in planar mode (not in 3-D, where
-    // those are whole slices and it was slower). 16-bit 2-D: the rows converted to f32
-    // (planar: a batch's tile; vector: a ring slot), as they are converted.
-    // 0: none. Measurements: bench/NOTES.md.
+    // 2-D: how far ahead level 0 prefetches the rows it reads from diff_dst
+    // into L2, which the hardware prefetchers alone do not reach in time
+    // (planar f32: row_sum_gather.hpp; fused runs: the rows new to each
+    // input, run_sum_gather.hpp; 16-bit: as the rows are converted). 0: none.
     int64_t prefetch_bytes0 = 0;
-    // f32 diff_src of at least interp_nontemporal_min_bytes written with
-    // non-temporal stores (no read for ownership of each line), through a
-    // per-thread stage:
-    //   vector mode, contiguous rows: each row of the last level (measured
-    //     2x bilinear/trilinear NXC 13-16% faster, 2x downsampling 11%);
-    //   planar 2-D, dense planes at least as large as diff_dst's (the
-    //     gradient of downsampling): each whole plane (2x downsampling NCX
-    //     23% faster; for upsampling, whose output is a quarter of its
-    //     input, it was slower).
-    // A 3 MB output, which the next reader finds in the cache, got 35%
-    // slower: hence the threshold.
-    bool nontemporal = false;
-    // Vector mode, f32: the level above the last and the last run as one
-    // pass (run_sum_gather.hpp) for its inputs of a tap_fold_simd.hpp form,
-    // where the innermost axis allows it (run_sum_gather_available). In 2-D
-    // level0_batch is then 1: each input reads its rows straight from
-    // diff_dst, the new ones prefetched fused_runs_prefetch_bytes ahead; a
-    // non-temporal output is streamed from registers (bench/NOTES.md).
-    bool fused_runs = false;
-    // 3-D and up, f32, level-0 slices of at least column_prefetch_min_bytes:
-    // the column walk over a batch's ten slices prefetches each of them this
-    // far ahead (tap_sum.hpp sum_rows); small slices gained nothing, hence
-    // the threshold (bench/NOTES.md). 0: none.
+    // _nd f32 level-0 slices of at least column_prefetch_min_bytes: the
+    // column walk over a batch's slices prefetches each of them this far
+    // ahead (tap_sum.hpp sum_rows). 0: none (small slices gain nothing).
     int64_t column_prefetch_bytes = 0;
 };
 
 constexpr int64_t column_prefetch_min_bytes = int64_t(64) << 10;
 
+// f32 diff_src from which stores are non-temporal: a smaller output is found
+// in the cache by its next reader.
 constexpr int64_t interp_nontemporal_min_bytes = int64_t(8) << 20;
 
-// 8 KB: faster than 16 KB and 4 KB (bench/NOTES.md).
+// Level-0 prefetch distances (bench/NOTES.md).
 constexpr int64_t prefetch_ahead_bytes = int64_t(8) << 10;
-constexpr int64_t fused_runs_prefetch_bytes = int64_t(4) << 10; // 2, 4 and 8 KB measured level
+constexpr int64_t fused_runs_prefetch_bytes = int64_t(4) << 10;
 
 // Empty string and a filled plan when the kernel runs the problem; else why not.
+// Runs in the partition's thread context (tasks_at_once()).
 std::string make_interp_plan(const core::interpolate_bwd_problem &p, interp_plan &plan);
 
-// The plan's kernel path, as BPG_VERBOSE=2 prints it.
+// Fills the kernel path of a plan whose geometry is set, from the plan, the
+// CPU and the sizes.
+void choose_interp_path(interp_plan &plan);
+
+// "interpolate:<levels>:<source>[:batch=<n>]:<store>[:column_prefetch]", or
+// "interpolate:zero_sized" (docs/verbose.md).
 std::string interp_path_name(const interp_plan &plan);
 
 // Runs the plan with oneTBB on the current task arena.

@@ -52,33 +52,48 @@ struct converted_slices {
     }
 };
 
+bool fuses_runs(const interp_plan &p) {
+    return p.levels == interp_levels::channels_last_fused_runs_2d
+            || p.levels == interp_levels::channels_last_fused_runs_nd;
+}
+
+// Channels-last 2-D: level 0 feeds the last level.
+bool channels_last_2d(const interp_plan &p) {
+    return p.levels == interp_levels::channels_last_levels_2d || p.levels == interp_levels::channels_last_fused_runs_2d;
+}
+
+bool fuses_rows(const interp_plan &p) {
+    return p.levels == interp_levels::planar_fused_row_gather_2d
+            || p.levels == interp_levels::planar_fused_row_gather_nd;
+}
+
 // Everything one task needs besides the plan; made before the run (task_pool).
 struct scratch {
     std::array<float_buffer, 4> acc; // accumulator of level k
     float_buffer out;                // final level result before storing
     float_buffer rows;               // planar: the rows one final gather handles at once
     core::checked_vector<const float *> x; // the runs the taps of the current input read
-    converted_slices ring;           // 16-bit data only
-    float_buffer tile;               // 16-bit planar 2-D: the rows of one batch, as f32
+    converted_slices ring;           // interp_source::converted_ring only
+    float_buffer tile;               // interp_source::converted_tile: the rows of one batch, as f32
     void prepare(const interp_plan &p) {
         const int last = p.nsp - 1;
         int64_t taps = 1;
         for (int k = 0; k <= last; ++k) taps = std::max(taps, p.axes[size_t(k)].max_taps);
         x.resize(size_t(taps));
         for (int k = 0; k < last; ++k) acc[size_t(k)].resize(p.slice_floats[size_t(k)] * (k == 0 ? p.level0_batch : 1));
-        out.resize(p.vector_mode ? p.run : p.in[size_t(last)]);
-        if (!p.vector_mode && last > 0) {
+        out.resize(p.channels_last ? p.run : p.in[size_t(last)]);
+        if (!p.channels_last && last > 0) {
             // Rows of the level above the last: all of its inputs (level 0:
             // at most one task's share, bounded by the whole axis).
             rows.resize(p.in[size_t(last - 1)] * p.run);
             if (p.dt != data_type::f32) out.resize(p.in[size_t(last - 1)] * p.in[size_t(last)]);
         }
-        if (p.dt == data_type::f32) return;
-        if (!p.vector_mode && p.nsp == 2) tile.resize(p.batch_rows * p.slice_floats[0]);
+        if (p.source == interp_source::converted_tile) tile.resize(p.batch_rows * p.slice_floats[0]);
+        if (p.source != interp_source::converted_ring) return;
         // Slots: every output one input reads, plus one (capped at ~4 MB).
-        const int64_t slot = last > 0 ? p.slice_floats[0] : (p.vector_mode ? p.run : p.out[0]);
+        const int64_t slot = last > 0 ? p.slice_floats[0] : (p.channels_last ? p.run : p.out[0]);
         const int64_t budget = std::max<int64_t>(1, (int64_t(4) << 20) / std::max<int64_t>(slot * 4, 1));
-        ring.reset(slot, last == 0 && !p.vector_mode ? 1 : std::min(p.level0_span + 1, budget));
+        ring.reset(slot, last == 0 && !p.channels_last ? 1 : std::min(p.level0_span + 1, budget));
     }
 };
 
@@ -87,9 +102,9 @@ template <typename T> struct task {
     scratch &s;
     const T *dd; // this plane
     T *ds;       // this plane
-    bool stream = false; // planar f32: the final gather streams whole lines past the caches
+    bool gather_nontemporal = false; // interp_store::nontemporal_gather (this task writes a whole plane)
 
-    // Vector mode: the last (innermost) level from a dense f32 source, runs
+    // Channels-last: the last (innermost) level from a dense f32 source, runs
     // of p.run floats at o * p.run. (Planar rows go through final_rows.)
     // copies > 1: the same result also at dst + c * copy_step, c < copies
     // (inputs of the level above whose taps repeat; grouped_axis::repeats).
@@ -99,8 +114,8 @@ template <typename T> struct task {
         const grouped_axis &a = p.grouped[size_t(last)];
         const int64_t sp = p.ds_sp[size_t(last)];
         if constexpr (std::is_same_v<T, float>) { // runs of diff_src are f32 runs already
-            if (p.nontemporal) { // a whole row of diff_src, staged, then past the caches
-                // (rows are contiguous here: make_interp_plan checks).
+            if (p.store == interp_store::nontemporal) { // a whole row of diff_src, through the buffer
+                // (rows are contiguous here: choose_interp_path checks).
                 const out_run<float> row(dst, g.in * p.run, true);
                 sum_rows(a, 0, g.in, s.x.data(), {src, p.run}, p.run, row.out, p.run);
                 row.finish();
@@ -119,34 +134,35 @@ template <typename T> struct task {
         }
     }
 
-    // With two axes and level-0 batches of one: how many inputs from i on
+    // Channels-last 2-D, level-0 batches of one: how many inputs from i on
     // (up to end) share input i's taps, so its result (1: none after it).
     // Computed once and written to each: half the sums, and the staged row
     // streamed out twice from the cache (bench/NOTES.md).
     BPG_ALWAYS_INLINE int64_t repeats_from(int64_t i, int64_t end) const {
         const std::vector<uint8_t> &r = p.grouped[0].repeats;
         int64_t copies = 1;
-        while (p.nsp == 2 && i + copies < end && r[size_t(i + copies)]) ++copies;
+        while (channels_last_2d(p) && i + copies < end && r[size_t(i + copies)]) ++copies;
         return copies;
     }
 
-    // Vector mode, f32: input i of the level above the last (axis a, its
-    // rows at src) and the last level in one pass (run_sum_gather.hpp), when
-    // the plan allows it and i has a form it takes; false otherwise. A
-    // non-temporal row is streamed straight from registers where it is
-    // 64-byte aligned, else staged.
+    // Channels-last fused runs (f32): input i of the level above the last
+    // (axis a, its rows at src) and the last level in one pass
+    // (run_sum_gather.hpp) when i has a form it takes; false otherwise. A
+    // non-temporal row goes straight from registers where it is 64-byte
+    // aligned, else through the buffer.
     BPG_ALWAYS_INLINE bool fused_runs(const grouped_axis &a, int64_t i, const row_source &src, T *dst,
             int64_t prefetch_bytes = 0) {
         if constexpr (std::is_same_v<T, float>) {
-            if (!p.fused_runs || !run_sum_gather_takes(a, i)) return false;
+            if (!fuses_runs(p) || !run_sum_gather_takes(a, i)) return false;
             const int last = p.nsp - 1;
             const grouped_axis &b = p.grouped[size_t(last)];
-            if (p.nontemporal && streams_to(dst)) {
+            const bool nontemporal = p.store == interp_store::nontemporal;
+            if (nontemporal && streams_to(dst)) {
                 sum_gather_runs(a, i, src, b, p.run, dst, p.run, true, prefetch_bytes);
                 return true;
             }
-            const out_run<float> row(dst, p.in[size_t(last)] * p.run, p.nontemporal);
-            sum_gather_runs(a, i, src, b, p.run, row.out, p.nontemporal ? p.run : p.ds_sp[size_t(last)], false,
+            const out_run<float> row(dst, p.in[size_t(last)] * p.run, nontemporal);
+            sum_gather_runs(a, i, src, b, p.run, row.out, nontemporal ? p.run : p.ds_sp[size_t(last)], false,
                     prefetch_bytes);
             row.finish();
             return true;
@@ -159,7 +175,7 @@ template <typename T> struct task {
     BPG_ALWAYS_INLINE void final_rows(int64_t nrows, T *dst, int64_t row_stride) {
         const kernels::axis_gather &g = p.axes[size_t(p.nsp - 1)];
         if constexpr (std::is_same_v<T, float>) {
-            gather_rows(p.inner_rows, g, s.rows.data(), p.run, dst, row_stride, nrows, stream);
+            gather_rows(p.inner_rows, g, s.rows.data(), p.run, dst, row_stride, nrows, gather_nontemporal);
         } else {
             gather_rows(p.inner_rows, g, s.rows.data(), p.run, s.out.data(), g.in, nrows);
             for (int64_t r = 0; r < nrows; ++r) row_io<T>::store(s.out.data() + r * g.in, dst + r * row_stride, g.in);
@@ -175,7 +191,7 @@ template <typename T> struct task {
     BPG_ALWAYS_INLINE void rows_to_diff_src(const grouped_axis &a, int64_t i0, int64_t count, const row_source &rows,
             int64_t n, T *dst, int64_t row_stride, int64_t prefetch_bytes = 0) {
         const kernels::axis_gather &g = p.axes[size_t(p.nsp - 1)];
-        if (row_sum_gather_available(p.inner_rows)) {
+        if (fuses_rows(p)) {
             if constexpr (std::is_same_v<T, float>) {
                 sum_gather_rows(a, i0, count, s.x.data(), rows, p.inner_rows, g, dst, row_stride, s.rows.data(),
                         prefetch_bytes);
@@ -205,7 +221,7 @@ template <typename T> struct task {
             if constexpr (K + 1 < 4) {
                 const kernels::axis_gather &g = p.axes[K];
                 const int64_t n = p.slice_floats[K];
-                if (!p.vector_mode && K + 1 == p.nsp - 1) // the rows, then the final gather
+                if (!p.channels_last && K + 1 == p.nsp - 1) // the rows, then the final gather
                     return rows_to_diff_src(p.grouped[K], 0, g.in, {src, n}, n, dst, p.ds_sp[K]);
                 for (int64_t i = 0; i < g.in; ++i) {
                     if (K + 1 == p.nsp - 1 && fused_runs(p.grouped[K], i, {src, n}, dst + i * p.ds_sp[K])) continue;
@@ -237,56 +253,72 @@ template <typename T> struct task {
 
     // Level 0 for inputs [ia, ib) of axis 0.
     BPG_ALWAYS_INLINE void run(int64_t ia, int64_t ib) {
+        switch (p.levels) {
+            case interp_levels::zero_sized: return;
+            case interp_levels::channels_last_runs_1d: return runs_1d(ia, ib);
+            case interp_levels::planar_rows_1d: // (f32 rows of whole planes go through run_tasks)
+            case interp_levels::planar_row_blocks_1d: return row_blocks_1d(ia, ib);
+            case interp_levels::planar_fused_row_gather_2d:
+            case interp_levels::planar_rows_then_gather_2d: return planar_rows_2d(ia, ib);
+            default: break;
+        }
+        if constexpr (std::is_same_v<T, float>)
+            if (p.source == interp_source::f32) return slices_in_place(ia, ib);
+        slices_one_by_one(ia, ib);
+    }
+
+    // Planar 2-D: rows, p.level0_batch inputs at a time. 16-bit rows are
+    // converted into a tile first, once per batch (rows two batches share
+    // are converted twice).
+    BPG_ALWAYS_INLINE void planar_rows_2d(int64_t ia, int64_t ib) {
         const kernels::axis_gather &g = p.axes[0];
-        if (p.nsp == 1) return level0_is_last(ia, ib);
-        bool contiguous = true; // the slice's runs follow each other in diff_dst
-        for (size_t r = 0; r < p.dd_rows0.size(); ++r) contiguous = contiguous && p.dd_rows0[r] == int64_t(r) * p.run;
+        const int64_t n = p.slice_floats[0];
+        for (int64_t i = ia; i < ib; i += p.level0_batch) {
+            const int64_t i1 = std::min(ib, i + p.level0_batch);
+            row_source rows {nullptr, p.dd_sp[0]};
+            if constexpr (std::is_same_v<T, float>) {
+                rows.base = dd;
+            } else {
+                const int64_t first = g.first_output(i, i1), end = g.end_output(i, i1);
+                for (int64_t o = first; o < end; ++o) load_row0(dd + o * p.dd_sp[0], s.tile.data() + (o - first) * n, n);
+                rows = {s.tile.data(), n, first};
+            }
+            rows_to_diff_src(p.grouped[0], i, i1 - i, rows, n, ds + i * p.ds_sp[0], p.ds_sp[0],
+                    std::is_same_v<T, float> ? p.prefetch_bytes0 : 0);
+        }
+    }
+
+    // interp_source::f32 (channels-last 2-D and up, planar 3-D and up): the
+    // contiguous slices of p.level0_batch inputs summed at once.
+    BPG_ALWAYS_INLINE void slices_in_place(int64_t ia, int64_t ib) {
         const int64_t n = p.slice_floats[0];
         const grouped_axis &a = p.grouped[0];
-        if (!p.vector_mode && p.nsp == 2) {
-            // Planar rows, p.level0_batch inputs at a time. 16-bit rows are
-            // converted into a tile first, once per batch (rows two batches
-            // share are converted twice).
-            for (int64_t i = ia; i < ib; i += p.level0_batch) {
-                const int64_t i1 = std::min(ib, i + p.level0_batch);
-                row_source rows {nullptr, p.dd_sp[0]};
-                if constexpr (std::is_same_v<T, float>) {
-                    rows.base = dd;
-                } else {
-                    const int64_t first = g.first_output(i, i1), end = g.end_output(i, i1);
-                    for (int64_t o = first; o < end; ++o) load_row0(dd + o * p.dd_sp[0], s.tile.data() + (o - first) * n, n);
-                    rows = {s.tile.data(), n, first};
-                }
-                rows_to_diff_src(a, i, i1 - i, rows, n, ds + i * p.ds_sp[0], p.ds_sp[0],
-                        std::is_same_v<T, float> ? p.prefetch_bytes0 : 0);
+        const row_source src {dd, p.dd_sp[0]};
+        for (int64_t i = ia, i1; i < ib; i = i1) {
+            i1 = std::min(ib, i + p.level0_batch);
+            if (p.levels == interp_levels::channels_last_fused_runs_2d && i1 - i == 1
+                    && fused_runs(a, i, src, ds + i * p.ds_sp[0], p.prefetch_bytes0))
+                continue;
+            if (p.prefetch_bytes0 > 0) prefetch_rows_ahead(a, src, n, i, i1, p.prefetch_bytes0);
+            sum_rows(a, i, i1 - i, s.x.data(), src, n, s.acc[0].data(), n, p.column_prefetch_bytes);
+            if (i1 - i == 1 && channels_last_2d(p)) { // inputs repeating input i's taps take its result
+                const int64_t copies = repeats_from(i, ib);
+                final_level(s.acc[0].data(), ds + i * p.ds_sp[0], copies, p.ds_sp[0]);
+                i1 = i + copies;
+                continue;
             }
-            return;
+            for (int64_t k = i; k < i1; ++k) level<1>(s.acc[0].data() + (k - i) * n, ds + k * p.ds_sp[0]);
         }
-        if constexpr (std::is_same_v<T, float>) {
-            if (contiguous) {
-                for (int64_t i = ia, i1; i < ib; i = i1) {
-                    i1 = std::min(ib, i + p.level0_batch);
-                    if (p.nsp == 2 && i1 - i == 1 && fused_runs(a, i, {dd, p.dd_sp[0]}, ds + i * p.ds_sp[0], p.prefetch_bytes0))
-                        continue;
-                    if (p.nsp == 2 && p.prefetch_bytes0 > 0)
-                        prefetch_rows_ahead(a, {dd, p.dd_sp[0]}, n, i, i1, p.prefetch_bytes0);
-                    sum_rows(a, i, i1 - i, s.x.data(), {dd, p.dd_sp[0]}, n, s.acc[0].data(), n, p.column_prefetch_bytes);
-                    if (i1 - i == 1 && p.nsp == 2) { // inputs repeating input i's taps take its result
-                        const int64_t copies = repeats_from(i, ib);
-                        final_level(s.acc[0].data(), ds + i * p.ds_sp[0], copies, p.ds_sp[0]);
-                        i1 = i + copies;
-                        continue;
-                    }
-                    for (int64_t k = i; k < i1; ++k) level<1>(s.acc[0].data() + (k - i) * n, ds + k * p.ds_sp[0]);
-                }
-                return;
-            }
-        }
+    }
+
+    // interp_source::f32_strided and converted_ring: one input at a time.
+    BPG_ALWAYS_INLINE void slices_one_by_one(int64_t ia, int64_t ib) {
+        const int64_t n = p.slice_floats[0];
+        const grouped_axis &a = p.grouped[0];
         for (int64_t i = ia, copies = 1; i < ib; i += copies) {
             float *acc = s.acc[0].data();
             if constexpr (std::is_same_v<T, float>) {
-                // Strided f32 runs (contiguous ones took the batches above):
-                // sum run by run, straight from diff_dst.
+                // Strided f32 runs: sum run by run, straight from diff_dst.
                 for (size_t r = 0; r < p.dd_rows0.size(); ++r) {
                     sum_taps(acc + int64_t(r) * p.run, p.run, taps_of(a, i, s.x.data(), [&](int64_t o) {
                         return reinterpret_cast<const float *>(dd + o * p.dd_sp[0] + p.dd_rows0[r]);
@@ -298,48 +330,45 @@ template <typename T> struct task {
                 sum_taps(acc, n, taps_of(a, i, s.x.data(), [&](int64_t o) { return slice0(o); }));
             }
             copies = repeats_from(i, ib);
-            if (p.nsp == 2) final_level(acc, ds + i * p.ds_sp[0], copies, p.ds_sp[0]);
+            if (channels_last_2d(p)) final_level(acc, ds + i * p.ds_sp[0], copies, p.ds_sp[0]);
             else level<1>(acc, ds + i * p.ds_sp[0]);
         }
     }
 
-    // One spatial axis: level 0 is the last level and reads diff_dst itself.
-    BPG_ALWAYS_INLINE void level0_is_last(int64_t ia, int64_t ib) {
-        const kernels::axis_gather &g = p.axes[0];
+    // Channels-last, one axis: level 0 is the last level and reads diff_dst
+    // itself (16-bit runs converted once into ring slots).
+    BPG_ALWAYS_INLINE void runs_1d(int64_t ia, int64_t ib) {
         float *o = s.out.data();
-        if (p.vector_mode) {
-            for (int64_t i = ia; i < ib; ++i) {
-                const tap_run r = taps_of(p.grouped[0], i, s.x.data(), [&](int64_t out) -> const float * {
-                    const T *run = dd + out * p.dd_sp[0];
-                    if constexpr (std::is_same_v<T, float>) return run;
-                    else return s.ring.get(out, [&](float *slot) { row_io<T>::load(run, slot, p.run); });
-                });
-                sum_taps(o, p.run, r);
-                row_io<T>::store(o, ds + i * p.ds_sp[0], p.run);
-            }
-            return;
+        for (int64_t i = ia; i < ib; ++i) {
+            const tap_run r = taps_of(p.grouped[0], i, s.x.data(), [&](int64_t out) -> const float * {
+                const T *run = dd + out * p.dd_sp[0];
+                if constexpr (std::is_same_v<T, float>) return run;
+                else return s.ring.get(out, [&](float *slot) { row_io<T>::load(run, slot, p.run); });
+            });
+            sum_taps(o, p.run, r);
+            row_io<T>::store(o, ds + i * p.ds_sp[0], p.run);
         }
-        // Planar: the whole row of diff_dst, as f32 (converted once), then gather.
+    }
+
+    // Planar, one axis: the whole row of diff_dst, as f32 (converted once),
+    // then the gather of inputs [ia, ib).
+    BPG_ALWAYS_INLINE void row_blocks_1d(int64_t ia, int64_t ib) {
+        float *o = s.out.data();
         const float *row;
         if constexpr (std::is_same_v<T, float>) row = dd;
         else row = s.ring.get(0, [&](float *slot) { row_io<T>::load(dd, slot, p.out[0]); });
         // ia is a multiple of 16 here (split_unit), so blocks line up.
-        gather_row(p.inner_rows, g, row, o, ia / 16, (ib + 15) / 16);
+        gather_row(p.inner_rows, p.axes[0], row, o, ia / 16, (ib + 15) / 16);
         row_io<T>::store(o, ds + ia, ib - ia);
     }
 };
 
-// Tasks [t0, t1): task t is block t % blocks of plane t / blocks.
+// Tasks [t0, t1): task t is part t % p.tasks_per_plane of plane t / p.tasks_per_plane.
 template <typename T>
-BPG_ALWAYS_INLINE void run_tasks(const interp_plan &p, scratch &s, const T *dd, T *ds, int64_t blocks, int64_t t0,
-        int64_t t1) {
-    const int64_t in0 = p.in[0];
-    // One spatial axis, planar f32, whole rows per task, planes evenly
-    // spaced (dense NCX): rows of several planes go through one batched
-    // gather, so each block's tap tables are loaded once per batch.
+BPG_ALWAYS_INLINE void run_tasks(const interp_plan &p, scratch &s, const T *dd, T *ds, int64_t t0, int64_t t1) {
+    const int64_t in0 = p.in[0], parts = p.tasks_per_plane;
     if constexpr (std::is_same_v<T, float>) {
-        if (p.nsp == 1 && !p.vector_mode && blocks == 1 && p.dd_n == p.c_count * p.dd_c
-                && p.ds_n == p.c_count * p.ds_c) {
+        if (p.levels == interp_levels::planar_rows_1d) { // one task per plane, planes evenly spaced
             constexpr int64_t batch = 8;
             for (int64_t t = t0; t < t1; t += batch)
                 gather_rows(p.inner_rows, p.axes[0], dd + t * p.dd_c, p.dd_c, ds + t * p.ds_c, p.ds_c,
@@ -347,57 +376,47 @@ BPG_ALWAYS_INLINE void run_tasks(const interp_plan &p, scratch &s, const T *dd, 
             return;
         }
     }
+    // Planar non-temporal stores (one task per plane): written by the final
+    // gather itself, or the plane through the per-thread buffer.
+    const bool planar_nontemporal = !p.channels_last && p.store != interp_store::cached;
+    const bool by_gather = p.store == interp_store::nontemporal_gather;
     for (int64_t t = t0; t < t1; ++t) {
-        const int64_t plane = t / blocks, b = t % blocks;
+        const int64_t plane = t / parts, b = t % parts;
         const int64_t n = plane / p.c_count, c = plane % p.c_count;
         // Ring slots hold slices of one plane only.
         std::fill(s.ring.holds.begin(), s.ring.holds.end(), -1);
-        // Planar non-temporal output (interp_plan::nontemporal): whole planes
-        // only, streamed by the final gather where it can (gather_rows_streams;
-        // bench/NOTES.md), else computed into the per-thread stage, then
-        // streamed out.
-        const bool planar_nt = p.nontemporal && !p.vector_mode && blocks == 1;
-        const bool stream = planar_nt && std::is_same_v<T, float> && gather_rows_streams(p.inner_rows);
-        const out_run<T> out(ds + n * p.ds_n + c * p.ds_c, p.in[0] * p.in[1], planar_nt && !stream);
-        task<T> k {p, s, dd + n * p.dd_n + c * p.dd_c, out.out, stream};
+        const out_run<T> out(ds + n * p.ds_n + c * p.ds_c, p.in[0] * p.in[1], planar_nontemporal && !by_gather);
+        task<T> k {p, s, dd + n * p.dd_n + c * p.dd_c, out.out, by_gather};
         const int64_t units = (in0 + p.split_unit - 1) / p.split_unit;
-        k.run(std::min(in0, b * units / blocks * p.split_unit), std::min(in0, (b + 1) * units / blocks * p.split_unit));
+        k.run(std::min(in0, b * units / parts * p.split_unit), std::min(in0, (b + 1) * units / parts * p.split_unit));
         out.finish();
     }
 }
 
-BPG_CLONES void run_tasks_f32(const interp_plan &p, scratch &s, const void *dd, void *ds, int64_t blocks, int64_t t0, int64_t t1) {
-    run_tasks(p, s, static_cast<const float *>(dd), static_cast<float *>(ds), blocks, t0, t1);
+BPG_CLONES void run_tasks_f32(const interp_plan &p, scratch &s, const void *dd, void *ds, int64_t t0, int64_t t1) {
+    run_tasks(p, s, static_cast<const float *>(dd), static_cast<float *>(ds), t0, t1);
 }
-BPG_CLONES void run_tasks_bf16(const interp_plan &p, scratch &s, const void *dd, void *ds, int64_t blocks, int64_t t0, int64_t t1) {
-    run_tasks(p, s, static_cast<const bf16_t *>(dd), static_cast<bf16_t *>(ds), blocks, t0, t1);
+BPG_CLONES void run_tasks_bf16(const interp_plan &p, scratch &s, const void *dd, void *ds, int64_t t0, int64_t t1) {
+    run_tasks(p, s, static_cast<const bf16_t *>(dd), static_cast<bf16_t *>(ds), t0, t1);
 }
-BPG_CLONES void run_tasks_f16(const interp_plan &p, scratch &s, const void *dd, void *ds, int64_t blocks, int64_t t0, int64_t t1) {
-    run_tasks(p, s, static_cast<const f16_t *>(dd), static_cast<f16_t *>(ds), blocks, t0, t1);
+BPG_CLONES void run_tasks_f16(const interp_plan &p, scratch &s, const void *dd, void *ds, int64_t t0, int64_t t1) {
+    run_tasks(p, s, static_cast<const f16_t *>(dd), static_cast<f16_t *>(ds), t0, t1);
 }
 
 } // namespace
 
 void run_interp_plan(const interp_plan &p, const void *diff_dst, void *diff_src) {
-    if (p.empty) return;
-    const int64_t planes = p.n_count * p.c_count;
-    const int64_t units = (p.in[0] + p.split_unit - 1) / p.split_unit; // what a task split may cut
-    // Enough tasks for every thread even when planes are few (NXC with N = 1);
-    // the split never changes results (see interpolate_plan.hpp).
-    const int64_t threads = tasks_at_once();
-    const int64_t want = 8 * threads;
-    const int64_t blocks = planes >= want
-            ? 1
-            : std::max<int64_t>(1, std::min((want + planes - 1) / planes, units / p.min_block));
+    if (p.levels == interp_levels::zero_sized) return;
+    const int64_t tasks = p.n_count * p.c_count * p.tasks_per_plane;
     auto body = p.dt == data_type::f32 ? run_tasks_f32 : p.dt == data_type::bf16 ? run_tasks_bf16 : run_tasks_f16;
-    const task_pool<scratch> pool(planes * blocks, [&] {
+    const task_pool<scratch> pool(tasks, [&] {
         scratch s;
         s.prepare(p);
         return s;
     });
-    parallel_tasks(tbb::blocked_range<int64_t>(0, planes * blocks), [&](const tbb::blocked_range<int64_t> &r) {
+    parallel_tasks(tbb::blocked_range<int64_t>(0, tasks), [&](const tbb::blocked_range<int64_t> &r) {
         const auto s = pool.borrow();
-        body(p, *s, diff_dst, diff_src, blocks, r.begin(), r.end());
+        body(p, *s, diff_dst, diff_src, r.begin(), r.end());
     });
 }
 

@@ -1,0 +1,201 @@
+// The interpolate kernel path: which loops run a plan, decided here from the
+// plan, the CPU and the sizes; interpolate_run.cpp only dispatches on it.
+// Measurements behind each rule: bench/NOTES.md.
+#include <algorithm>
+
+#include "backends/tbb/interpolate_plan.hpp"
+#include "backends/tbb/parallel.hpp"
+#include "backends/tbb/row_sum_gather.hpp"
+#include "backends/tbb/run_sum_gather.hpp"
+#include "backends/tbb/size_thresholds.hpp"
+
+namespace bpg::tbb_backend {
+
+namespace {
+
+// The most outputs of g that `batch` consecutive inputs read, from the first
+// to the last (kernels::axis_gather::first_output / end_output), in O(in).
+int64_t most_outputs_of_a_batch(const kernels::axis_gather &g, int64_t batch) {
+    const size_t n = size_t(g.in);
+    std::vector<int64_t> next(n + 1, g.in), prev(n + 1, -1); // nearest input with taps at/after i, before i
+    for (size_t i = n; i-- > 0;) next[i] = g.begin[i] != g.begin[i + 1] ? int64_t(i) : next[i + 1];
+    for (size_t i = 1; i <= n; ++i) prev[i] = g.begin[i - 1] != g.begin[i] ? int64_t(i) - 1 : prev[i - 1];
+    int64_t most = 0;
+    for (int64_t i = 0; i < g.in; ++i) {
+        const int64_t i1 = std::min(g.in, i + batch), a = next[size_t(i)], b = prev[size_t(i1)];
+        if (a >= i1) continue;
+        most = std::max(most, g.output[size_t(g.begin[size_t(b) + 1] - 1)] + 1 - g.output[size_t(g.begin[size_t(a)])]);
+    }
+    return most;
+}
+
+// Enough tasks for every thread even when planes are few (NXC with N = 1);
+// the split never changes results (see interpolate_plan.hpp).
+int64_t tasks_per_plane(const interp_plan &p) {
+    const int64_t planes = p.n_count * p.c_count;
+    const int64_t units = (p.in[0] + p.split_unit - 1) / p.split_unit; // what a task split may cut
+    const int64_t want = 8 * tasks_at_once();
+    return planes >= want ? 1 : std::max<int64_t>(1, std::min((want + planes - 1) / planes, units / p.min_block));
+}
+
+interp_source source_of(const interp_plan &p) {
+    if (p.dt != data_type::f32)
+        return !p.channels_last && p.nsp == 2 ? interp_source::converted_tile : interp_source::converted_ring;
+    for (size_t r = 0; r < p.dd_rows0.size(); ++r)
+        if (p.dd_rows0[r] != int64_t(r) * p.run) return interp_source::f32_strided;
+    return interp_source::f32;
+}
+
+interp_levels levels_of(const interp_plan &p) {
+    if (p.nsp == 1) {
+        if (p.channels_last) return interp_levels::channels_last_runs_1d;
+        // Rows of several planes per gather load each block's tables once
+        // per 8 rows: whole rows per task, planes evenly spaced.
+        const bool dense = p.dd_n == p.c_count * p.dd_c && p.ds_n == p.c_count * p.ds_c;
+        return p.dt == data_type::f32 && p.tasks_per_plane == 1 && dense ? interp_levels::planar_rows_1d
+                                                                          : interp_levels::planar_row_blocks_1d;
+    }
+    if (!p.channels_last) {
+        const bool fused = row_sum_gather_available(p.inner_rows);
+        if (p.nsp == 2)
+            return fused ? interp_levels::planar_fused_row_gather_2d : interp_levels::planar_rows_then_gather_2d;
+        return fused ? interp_levels::planar_fused_row_gather_nd : interp_levels::planar_rows_then_gather_nd;
+    }
+    const bool fused = p.dt == data_type::f32 && run_sum_gather_available(p.grouped[size_t(p.nsp - 1)], p.run);
+    // In 2-D only contiguous slices reach the fused pass; strided ones go
+    // run by run to the innermost level.
+    if (p.nsp == 2)
+        return fused && p.source == interp_source::f32 ? interp_levels::channels_last_fused_runs_2d
+                                                       : interp_levels::channels_last_levels_2d;
+    return fused ? interp_levels::channels_last_fused_runs_nd : interp_levels::channels_last_levels_nd;
+}
+
+bool planar_2d(const interp_plan &p) {
+    return p.levels == interp_levels::planar_fused_row_gather_2d
+            || p.levels == interp_levels::planar_rows_then_gather_2d;
+}
+
+interp_batch batch_of(const interp_plan &p) {
+    if (p.nsp == 1) return interp_batch::none;
+    if (planar_2d(p)) return p.inner_rows.stride2 ? interp_batch::eight : interp_batch::task;
+    // Strided and 16-bit slices are summed one input at a time; fused runs
+    // read each input's rows straight from diff_dst.
+    if (p.source != interp_source::f32 || p.levels == interp_levels::channels_last_fused_runs_2d)
+        return interp_batch::one;
+    const std::vector<uint8_t> &sym4 = p.grouped[0].sym4;
+    return std::find(sym4.begin(), sym4.end(), 1) != sym4.end() ? interp_batch::four : interp_batch::one;
+}
+
+int64_t inputs_of(const interp_plan &p, interp_batch b) {
+    switch (b) {
+        case interp_batch::four: return 4;
+        case interp_batch::eight: return 8;
+        case interp_batch::task: return p.in[0];
+        default: return 1;
+    }
+}
+
+interp_store store_of(const interp_plan &p) {
+    if (p.dt != data_type::f32 || p.nsp == 1) return interp_store::cached;
+    int64_t ds_plane = 1, dd_plane = 1;
+    for (int k = 0; k < p.nsp; ++k) {
+        ds_plane *= p.in[size_t(k)];
+        dd_plane *= p.out[size_t(k)];
+    }
+    const int64_t plane_floats = ds_plane * (p.channels_last ? p.run : 1);
+    const bool large = p.n_count * p.c_count * plane_floats * int64_t(sizeof(float))
+            >= size_threshold(interp_nontemporal_min_bytes);
+    if (!large) return interp_store::cached;
+    // Channels-last: each contiguous row of the last level.
+    if (p.channels_last) return p.ds_sp[size_t(p.nsp - 1)] == p.run ? interp_store::nontemporal : interp_store::cached;
+    // Planar 2-D: whole dense planes at least as large as diff_dst's (the
+    // gradient of downsampling; upsampling's output, a quarter of its input,
+    // gains nothing), one task per plane.
+    if (!planar_2d(p) || ds_plane < dd_plane || p.ds_sp[0] != p.in[1] || p.tasks_per_plane != 1)
+        return interp_store::cached;
+    return gather_rows_streams(p.inner_rows) ? interp_store::nontemporal_gather : interp_store::nontemporal;
+}
+
+std::string to_string(interp_levels l) {
+    switch (l) {
+        case interp_levels::zero_sized: return "zero_sized";
+        case interp_levels::planar_rows_1d: return "planar_rows_1d";
+        case interp_levels::planar_row_blocks_1d: return "planar_row_blocks_1d";
+        case interp_levels::channels_last_runs_1d: return "channels_last_runs_1d";
+        case interp_levels::planar_fused_row_gather_2d: return "planar_fused_row_gather_2d";
+        case interp_levels::planar_rows_then_gather_2d: return "planar_rows_then_gather_2d";
+        case interp_levels::channels_last_fused_runs_2d: return "channels_last_fused_runs_2d";
+        case interp_levels::channels_last_levels_2d: return "channels_last_levels_2d";
+        case interp_levels::planar_fused_row_gather_nd: return "planar_fused_row_gather_nd";
+        case interp_levels::planar_rows_then_gather_nd: return "planar_rows_then_gather_nd";
+        case interp_levels::channels_last_fused_runs_nd: return "channels_last_fused_runs_nd";
+        case interp_levels::channels_last_levels_nd: return "channels_last_levels_nd";
+    }
+    return "?";
+}
+
+std::string to_string(interp_source s) {
+    switch (s) {
+        case interp_source::f32: return "f32";
+        case interp_source::f32_strided: return "f32_strided";
+        case interp_source::converted_tile: return "converted_tile";
+        case interp_source::converted_ring: return "converted_ring";
+    }
+    return "?";
+}
+
+std::string to_string(interp_batch b) {
+    switch (b) {
+        case interp_batch::none: return "";
+        case interp_batch::one: return "batch=1";
+        case interp_batch::four: return "batch=4";
+        case interp_batch::eight: return "batch=8";
+        case interp_batch::task: return "batch=task";
+    }
+    return "?";
+}
+
+std::string to_string(interp_store s) {
+    switch (s) {
+        case interp_store::cached: return "cached";
+        case interp_store::nontemporal: return "nontemporal";
+        case interp_store::nontemporal_gather: return "nontemporal_gather";
+    }
+    return "?";
+}
+
+} // namespace
+
+void choose_interp_path(interp_plan &p) {
+    if (p.empty) {
+        p.levels = interp_levels::zero_sized;
+        return;
+    }
+    p.tasks_per_plane = tasks_per_plane(p);
+    p.source = source_of(p);
+    p.levels = levels_of(p);
+    p.batch = batch_of(p);
+    p.level0_batch = inputs_of(p, p.batch);
+    if (p.source == interp_source::converted_tile) p.batch_rows = most_outputs_of_a_batch(p.axes[0], p.level0_batch);
+    // 2-D rows read from diff_dst are prefetched (in 3-D those are whole
+    // slices, where it was slower); fused runs prefetch only the rows new to
+    // each input, a shorter way ahead.
+    if (p.nsp == 2 && p.source != interp_source::f32_strided)
+        p.prefetch_bytes0 = p.levels == interp_levels::channels_last_fused_runs_2d ? fused_runs_prefetch_bytes
+                                                                                   : prefetch_ahead_bytes;
+    if (p.nsp >= 3 && p.source == interp_source::f32
+            && p.slice_floats[0] * int64_t(sizeof(float)) >= size_threshold(column_prefetch_min_bytes))
+        p.column_prefetch_bytes = int64_t(2) << 10;
+    p.store = store_of(p);
+}
+
+std::string interp_path_name(const interp_plan &p) {
+    if (p.levels == interp_levels::zero_sized) return "interpolate:zero_sized";
+    std::string s = "interpolate:" + to_string(p.levels) + ":" + to_string(p.source);
+    if (p.batch != interp_batch::none) s += ":" + to_string(p.batch);
+    s += ":" + to_string(p.store);
+    if (p.column_prefetch_bytes > 0) s += ":column_prefetch";
+    return s;
+}
+
+} // namespace bpg::tbb_backend

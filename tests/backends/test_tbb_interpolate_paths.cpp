@@ -1,0 +1,447 @@
+// Every kernel path of the oneTBB InterpolateBackprop kernel (interp_levels,
+// interp_source, interp_batch, interp_store and the column prefetch of
+// interpolate_plan.hpp): a small case reaching it, through the public API,
+// gets that name from compiled_partition::get_kernel_path() and the
+// reference backend's result. Paths that need AVX-512 skip without it;
+// generic_kernels_only() reaches the generic forms on any CPU, and
+// test_size_threshold_shift() the ones chosen for large tensors.
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "backends/tbb/cpu.hpp"
+#include "backends/tbb/size_thresholds.hpp"
+#include "support/default_threads.hpp"
+#include "support/interp_case.hpp"
+
+namespace bpg::test {
+namespace {
+
+const data_type f32 = data_type::f32, bf16 = data_type::bf16, f16 = data_type::f16;
+
+// NCX, NXC, or NCX data with channels-last strides.
+enum class layout { ncx, nxc, ncx_channels_last };
+
+// n images of c channels; spatial sizes of diff_src (the forward src) and
+// of diff_dst.
+interp_case make_case(layout l, data_type dt, int64_t n, int64_t c, const dims &src, const dims &dst,
+        const char *mode = "linear") {
+    interp_case k;
+    k.mode = mode;
+    k.dt = dt;
+    k.nxc = l == layout::nxc;
+    k.channels_last_strides = l == layout::ncx_channels_last;
+    auto full = [&](const dims &sp) {
+        dims d {n};
+        if (!k.nxc) d.push_back(c);
+        d.insert(d.end(), sp.begin(), sp.end());
+        if (k.nxc) d.push_back(c);
+        return d;
+    };
+    k.src = full(src);
+    k.dst = full(dst);
+    return k;
+}
+
+// Dense strides of `shape` with its innermost axis `pad` elements longer.
+dims padded_strides(const dims &shape, int64_t pad) {
+    dims s(shape.size());
+    int64_t step = 1;
+    for (size_t a = shape.size(); a-- > 0;) {
+        s[a] = step;
+        step *= shape[a] + (a + 1 == shape.size() ? pad : 0);
+    }
+    return s;
+}
+
+// The case with diff_dst's innermost axis padded: gaps between its runs.
+interp_case padded_diff_dst(interp_case c, int64_t pad) {
+    c.dst_strides = padded_strides(c.dst, pad);
+    return c;
+}
+
+struct lowered_thresholds {
+    explicit lowered_thresholds(int shift) { tbb_backend::test_size_threshold_shift() = shift; }
+    ~lowered_thresholds() { tbb_backend::test_size_threshold_shift() = 0; }
+};
+
+struct generic_loops {
+    generic_loops() { tbb_backend::generic_kernels_only() = true; }
+    ~generic_loops() { tbb_backend::generic_kernels_only() = false; }
+};
+
+// The case compiled for tbb on `threads` threads takes `path`, and gives
+// the reference backend's result.
+void expect_path(const interp_case &c, const std::string &path, int threads = 1) {
+    SCOPED_TRACE(c.name() + " on " + std::to_string(threads) + " threads");
+    with_default_threads(threads, [&] {
+        EXPECT_EQ(compile_interp_case(c, backend_kind::tbb).get_kernel_path(), path);
+        const std::vector<float> dd = diff_dst_values(c, 17);
+        expect_interp_close(run_interp(c, backend_kind::tbb, dd), run_interp(c, backend_kind::ref, dd), c.dt, c.name());
+    });
+}
+
+#define REQUIRE_AVX512F() \
+    if (!tbb_backend::has_avx512f()) GTEST_SKIP() << "needs AVX-512"
+
+// Lowered so that every tensor here counts as large (non-temporal stores,
+// column prefetch).
+constexpr int all_large = 16;
+
+// ---- interp_levels ----
+
+TEST(TbbInterpolatePaths, ZeroSized) {
+    expect_path(make_case(layout::ncx, f32, 0, 3, {4, 5}, {8, 10}), "interpolate:zero_sized");
+    expect_path(make_case(layout::nxc, bf16, 2, 0, {4, 5}, {8, 10}), "interpolate:zero_sized");
+}
+
+// Dense NCX f32, a task per plane: rows of 8 planes per gather. (NXC with
+// C = 1 has its planes a row apart, not C rows: it takes row blocks.)
+TEST(TbbInterpolatePaths, PlanarRows1d) {
+    const std::string path = "interpolate:planar_rows_1d:f32:cached";
+    expect_path(make_case(layout::ncx, f32, 2, 4, {37}, {75}), path);
+    expect_path(make_case(layout::ncx, f32, 2, 4, {75}, {37}, "nearest"), path);
+    expect_path(make_case(layout::ncx, f32, 4, 8, {37}, {75}), path, 3);
+    const lowered_thresholds large(all_large); // one axis never stores non-temporally
+    expect_path(make_case(layout::ncx, f32, 2, 4, {75}, {37}), path);
+}
+
+TEST(TbbInterpolatePaths, PlanarRowBlocks1d) {
+    // Two planes cut into tasks of row blocks.
+    expect_path(make_case(layout::ncx, f32, 1, 2, {200}, {400}), "interpolate:planar_row_blocks_1d:f32:cached");
+    expect_path(make_case(layout::nxc, f32, 8, 1, {37}, {75}), "interpolate:planar_row_blocks_1d:f32:cached");
+    for (data_type dt : {bf16, f16}) {
+        expect_path(make_case(layout::ncx, dt, 2, 4, {37}, {75}),
+                "interpolate:planar_row_blocks_1d:converted_ring:cached");
+        expect_path(make_case(layout::nxc, dt, 3, 1, {75}, {37}, "nearest"),
+                "interpolate:planar_row_blocks_1d:converted_ring:cached");
+    }
+}
+
+TEST(TbbInterpolatePaths, ChannelsLastRuns1d) {
+    expect_path(make_case(layout::nxc, f32, 2, 3, {9}, {17}), "interpolate:channels_last_runs_1d:f32:cached");
+    expect_path(make_case(layout::ncx_channels_last, f32, 2, 3, {17}, {9}, "nearest"),
+            "interpolate:channels_last_runs_1d:f32:cached");
+    for (data_type dt : {bf16, f16}) {
+        expect_path(make_case(layout::nxc, dt, 2, 3, {9}, {17}),
+                "interpolate:channels_last_runs_1d:converted_ring:cached");
+        expect_path(make_case(layout::ncx_channels_last, dt, 2, 5, {9}, {17}),
+                "interpolate:channels_last_runs_1d:converted_ring:cached");
+    }
+    const lowered_thresholds large(all_large);
+    expect_path(make_case(layout::nxc, f32, 2, 16, {40}, {80}), "interpolate:channels_last_runs_1d:f32:cached");
+}
+
+// 2x upsampling rows have the stride-2 gather that the fused pass needs.
+TEST(TbbInterpolatePaths, PlanarFusedRowGather2d) {
+    REQUIRE_AVX512F();
+    expect_path(make_case(layout::ncx, f32, 2, 4, {5, 7}, {10, 14}),
+            "interpolate:planar_fused_row_gather_2d:f32:batch=8:cached");
+    expect_path(make_case(layout::nxc, f32, 2, 1, {5, 7}, {10, 14}, "nearest"),
+            "interpolate:planar_fused_row_gather_2d:f32:batch=8:cached");
+    for (data_type dt : {bf16, f16}) {
+        expect_path(make_case(layout::ncx, dt, 2, 4, {5, 7}, {10, 14}),
+                "interpolate:planar_fused_row_gather_2d:converted_tile:batch=8:cached");
+        expect_path(make_case(layout::nxc, dt, 2, 1, {5, 7}, {10, 14}),
+                "interpolate:planar_fused_row_gather_2d:converted_tile:batch=8:cached");
+    }
+}
+
+TEST(TbbInterpolatePaths, PlanarRowsThenGather2d) {
+    expect_path(make_case(layout::ncx, f32, 2, 4, {7, 5}, {3, 13}),
+            "interpolate:planar_rows_then_gather_2d:f32:batch=task:cached");
+    expect_path(make_case(layout::nxc, f32, 2, 1, {7, 5}, {3, 13}),
+            "interpolate:planar_rows_then_gather_2d:f32:batch=task:cached");
+    for (data_type dt : {bf16, f16})
+        expect_path(make_case(layout::ncx, dt, 2, 4, {7, 5}, {3, 13}, "nearest"),
+                "interpolate:planar_rows_then_gather_2d:converted_tile:batch=task:cached");
+    const generic_loops generic; // 2x rows, without the fused pass
+    expect_path(make_case(layout::ncx, f32, 2, 4, {5, 7}, {10, 14}),
+            "interpolate:planar_rows_then_gather_2d:f32:batch=8:cached");
+}
+
+TEST(TbbInterpolatePaths, ChannelsLastFusedRuns2d) {
+    REQUIRE_AVX512F();
+    expect_path(make_case(layout::nxc, f32, 2, 32, {5, 7}, {10, 14}),
+            "interpolate:channels_last_fused_runs_2d:f32:batch=1:cached");
+    expect_path(make_case(layout::ncx_channels_last, f32, 2, 16, {5, 7}, {10, 14}, "nearest"),
+            "interpolate:channels_last_fused_runs_2d:f32:batch=1:cached");
+}
+
+TEST(TbbInterpolatePaths, ChannelsLastLevels2d) {
+    // Runs of 3 floats: no fused pass; 2x linear rows of axis 0 four at a time.
+    expect_path(make_case(layout::nxc, f32, 2, 3, {5, 7}, {10, 14}),
+            "interpolate:channels_last_levels_2d:f32:batch=4:cached");
+    expect_path(make_case(layout::ncx_channels_last, f32, 2, 3, {5, 7}, {9, 4}),
+            "interpolate:channels_last_levels_2d:f32:batch=1:cached");
+    for (data_type dt : {bf16, f16})
+        expect_path(make_case(layout::nxc, dt, 2, 32, {5, 7}, {10, 14}),
+                "interpolate:channels_last_levels_2d:converted_ring:batch=1:cached");
+    const generic_loops generic;
+    expect_path(make_case(layout::nxc, f32, 2, 32, {5, 7}, {10, 14}),
+            "interpolate:channels_last_levels_2d:f32:batch=4:cached");
+}
+
+TEST(TbbInterpolatePaths, PlanarFusedRowGatherNd) {
+    REQUIRE_AVX512F();
+    expect_path(make_case(layout::ncx, f32, 1, 2, {3, 4, 5}, {6, 8, 10}),
+            "interpolate:planar_fused_row_gather_nd:f32:batch=4:cached");
+    expect_path(make_case(layout::nxc, f32, 2, 1, {3, 4, 5}, {5, 8, 10}),
+            "interpolate:planar_fused_row_gather_nd:f32:batch=1:cached");
+    expect_path(make_case(layout::ncx, f32, 1, 2, {3, 3, 2, 5}, {6, 6, 4, 10}),
+            "interpolate:planar_fused_row_gather_nd:f32:batch=4:cached");
+    // (Axis 0 of 2 inputs has no 2x interior.)
+    expect_path(make_case(layout::nxc, f32, 1, 1, {2, 3, 2, 5}, {4, 6, 4, 10}),
+            "interpolate:planar_fused_row_gather_nd:f32:batch=1:cached");
+    for (data_type dt : {bf16, f16})
+        expect_path(make_case(layout::ncx, dt, 1, 2, {3, 4, 5}, {6, 8, 10}),
+                "interpolate:planar_fused_row_gather_nd:converted_ring:batch=1:cached");
+}
+
+TEST(TbbInterpolatePaths, PlanarRowsThenGatherNd) {
+    expect_path(make_case(layout::ncx, f32, 1, 2, {3, 4, 7}, {5, 6, 3}),
+            "interpolate:planar_rows_then_gather_nd:f32:batch=1:cached");
+    expect_path(make_case(layout::nxc, f32, 2, 1, {3, 4, 7}, {5, 6, 3}, "nearest"),
+            "interpolate:planar_rows_then_gather_nd:f32:batch=1:cached");
+    expect_path(make_case(layout::ncx, f32, 1, 2, {2, 3, 2, 5}, {3, 5, 3, 9}),
+            "interpolate:planar_rows_then_gather_nd:f32:batch=1:cached");
+    for (data_type dt : {bf16, f16})
+        expect_path(make_case(layout::ncx, dt, 1, 2, {3, 4, 7}, {5, 6, 3}),
+                "interpolate:planar_rows_then_gather_nd:converted_ring:batch=1:cached");
+    const generic_loops generic;
+    expect_path(make_case(layout::ncx, f32, 1, 2, {3, 4, 5}, {6, 8, 10}),
+            "interpolate:planar_rows_then_gather_nd:f32:batch=4:cached");
+}
+
+TEST(TbbInterpolatePaths, ChannelsLastFusedRunsNd) {
+    REQUIRE_AVX512F();
+    expect_path(make_case(layout::nxc, f32, 1, 32, {3, 4, 5}, {6, 8, 10}),
+            "interpolate:channels_last_fused_runs_nd:f32:batch=4:cached");
+    expect_path(make_case(layout::ncx_channels_last, f32, 1, 16, {3, 4, 5}, {5, 8, 10}, "nearest"),
+            "interpolate:channels_last_fused_runs_nd:f32:batch=1:cached");
+    expect_path(make_case(layout::nxc, f32, 1, 16, {3, 3, 2, 5}, {6, 6, 4, 10}),
+            "interpolate:channels_last_fused_runs_nd:f32:batch=4:cached");
+}
+
+TEST(TbbInterpolatePaths, ChannelsLastLevelsNd) {
+    expect_path(make_case(layout::nxc, f32, 1, 3, {3, 4, 5}, {6, 8, 10}),
+            "interpolate:channels_last_levels_nd:f32:batch=4:cached");
+    expect_path(make_case(layout::ncx_channels_last, f32, 1, 3, {3, 4, 5}, {5, 8, 10}),
+            "interpolate:channels_last_levels_nd:f32:batch=1:cached");
+    expect_path(make_case(layout::nxc, f32, 1, 3, {2, 3, 2, 5}, {3, 5, 3, 9}, "nearest"),
+            "interpolate:channels_last_levels_nd:f32:batch=1:cached");
+    for (data_type dt : {bf16, f16})
+        expect_path(make_case(layout::nxc, dt, 1, 32, {3, 4, 5}, {6, 8, 10}),
+                "interpolate:channels_last_levels_nd:converted_ring:batch=1:cached");
+    const generic_loops generic;
+    expect_path(make_case(layout::nxc, f32, 1, 32, {3, 4, 5}, {6, 8, 10}),
+            "interpolate:channels_last_levels_nd:f32:batch=4:cached");
+}
+
+// ---- interp_source ----
+
+TEST(TbbInterpolatePaths, SourceF32) {
+    expect_path(make_case(layout::ncx, f32, 2, 4, {37}, {75}), "interpolate:planar_rows_1d:f32:cached");
+    expect_path(make_case(layout::nxc, f32, 2, 3, {9}, {17}), "interpolate:channels_last_runs_1d:f32:cached");
+    expect_path(make_case(layout::ncx, f32, 2, 4, {7, 5}, {3, 13}),
+            "interpolate:planar_rows_then_gather_2d:f32:batch=task:cached");
+    expect_path(make_case(layout::nxc, f32, 2, 3, {5, 7}, {9, 4}),
+            "interpolate:channels_last_levels_2d:f32:batch=1:cached");
+    expect_path(make_case(layout::ncx, f32, 1, 2, {3, 4, 7}, {5, 6, 3}),
+            "interpolate:planar_rows_then_gather_nd:f32:batch=1:cached");
+    expect_path(make_case(layout::nxc, f32, 1, 3, {3, 4, 5}, {5, 8, 10}),
+            "interpolate:channels_last_levels_nd:f32:batch=1:cached");
+}
+
+// Padded diff_dst: level-0 slices with gaps, summed run by run. Planar 2-D
+// rows are read at their own stride either way.
+TEST(TbbInterpolatePaths, SourceF32Strided) {
+    expect_path(padded_diff_dst(make_case(layout::nxc, f32, 2, 3, {5, 7}, {10, 14}), 1),
+            "interpolate:channels_last_levels_2d:f32_strided:batch=1:cached");
+    // The fused pass takes only contiguous slices in 2-D.
+    expect_path(padded_diff_dst(make_case(layout::nxc, f32, 2, 32, {5, 7}, {10, 14}), 16),
+            "interpolate:channels_last_levels_2d:f32_strided:batch=1:cached");
+    expect_path(padded_diff_dst(make_case(layout::nxc, f32, 1, 3, {3, 4, 5}, {6, 8, 10}), 2),
+            "interpolate:channels_last_levels_nd:f32_strided:batch=1:cached");
+    expect_path(padded_diff_dst(make_case(layout::ncx, f32, 1, 2, {3, 4, 7}, {5, 6, 3}), 3),
+            "interpolate:planar_rows_then_gather_nd:f32_strided:batch=1:cached");
+    expect_path(padded_diff_dst(make_case(layout::ncx, f32, 2, 4, {7, 5}, {3, 13}), 3),
+            "interpolate:planar_rows_then_gather_2d:f32:batch=task:cached");
+    if (!tbb_backend::has_avx512f()) return;
+    expect_path(padded_diff_dst(make_case(layout::nxc, f32, 1, 32, {3, 4, 5}, {6, 8, 10}), 16),
+            "interpolate:channels_last_fused_runs_nd:f32_strided:batch=1:cached");
+    expect_path(padded_diff_dst(make_case(layout::ncx, f32, 1, 2, {3, 4, 5}, {6, 8, 10}), 3),
+            "interpolate:planar_fused_row_gather_nd:f32_strided:batch=1:cached");
+}
+
+TEST(TbbInterpolatePaths, SourceConvertedTile) {
+    for (data_type dt : {bf16, f16}) {
+        expect_path(make_case(layout::ncx, dt, 2, 4, {7, 5}, {3, 13}),
+                "interpolate:planar_rows_then_gather_2d:converted_tile:batch=task:cached");
+        expect_path(make_case(layout::nxc, dt, 2, 1, {7, 5}, {13, 3}, "nearest"),
+                "interpolate:planar_rows_then_gather_2d:converted_tile:batch=task:cached");
+        const generic_loops generic;
+        expect_path(make_case(layout::ncx, dt, 2, 4, {5, 7}, {10, 14}),
+                "interpolate:planar_rows_then_gather_2d:converted_tile:batch=8:cached");
+    }
+}
+
+TEST(TbbInterpolatePaths, SourceConvertedRing) {
+    for (data_type dt : {bf16, f16}) {
+        expect_path(make_case(layout::ncx, dt, 2, 4, {37}, {75}),
+                "interpolate:planar_row_blocks_1d:converted_ring:cached");
+        expect_path(make_case(layout::nxc, dt, 2, 3, {9}, {17}),
+                "interpolate:channels_last_runs_1d:converted_ring:cached");
+        expect_path(make_case(layout::nxc, dt, 2, 3, {5, 7}, {10, 14}),
+                "interpolate:channels_last_levels_2d:converted_ring:batch=1:cached");
+        expect_path(make_case(layout::ncx_channels_last, dt, 2, 3, {5, 7}, {9, 4}),
+                "interpolate:channels_last_levels_2d:converted_ring:batch=1:cached");
+        expect_path(make_case(layout::ncx, dt, 1, 2, {3, 4, 7}, {5, 6, 3}),
+                "interpolate:planar_rows_then_gather_nd:converted_ring:batch=1:cached");
+        expect_path(make_case(layout::nxc, dt, 1, 3, {3, 4, 5}, {6, 8, 10}),
+                "interpolate:channels_last_levels_nd:converted_ring:batch=1:cached");
+    }
+}
+
+// ---- interp_batch ----
+
+TEST(TbbInterpolatePaths, BatchNoneWithOneAxis) {
+    expect_path(make_case(layout::ncx, f32, 2, 4, {37}, {75}), "interpolate:planar_rows_1d:f32:cached");
+    expect_path(make_case(layout::nxc, f32, 8, 1, {37}, {75}), "interpolate:planar_row_blocks_1d:f32:cached");
+    expect_path(make_case(layout::nxc, bf16, 2, 3, {9}, {17}),
+            "interpolate:channels_last_runs_1d:converted_ring:cached");
+}
+
+TEST(TbbInterpolatePaths, BatchOne) {
+    expect_path(make_case(layout::nxc, f32, 2, 3, {5, 7}, {9, 4}),
+            "interpolate:channels_last_levels_2d:f32:batch=1:cached");
+    expect_path(make_case(layout::ncx, f32, 1, 2, {3, 4, 7}, {5, 6, 3}),
+            "interpolate:planar_rows_then_gather_nd:f32:batch=1:cached");
+    expect_path(make_case(layout::ncx_channels_last, f16, 2, 3, {5, 7}, {10, 14}),
+            "interpolate:channels_last_levels_2d:converted_ring:batch=1:cached");
+    if (!tbb_backend::has_avx512f()) return;
+    // Fused runs read each input's rows straight from diff_dst.
+    expect_path(make_case(layout::nxc, f32, 2, 32, {5, 7}, {10, 14}),
+            "interpolate:channels_last_fused_runs_2d:f32:batch=1:cached");
+}
+
+// Axis 0 with 2x linear interiors, f32 slices read in place.
+TEST(TbbInterpolatePaths, BatchFour) {
+    expect_path(make_case(layout::nxc, f32, 2, 3, {5, 7}, {10, 14}),
+            "interpolate:channels_last_levels_2d:f32:batch=4:cached");
+    expect_path(make_case(layout::ncx_channels_last, f32, 1, 3, {3, 4, 5}, {6, 8, 10}),
+            "interpolate:channels_last_levels_nd:f32:batch=4:cached");
+    expect_path(make_case(layout::ncx, f32, 1, 2, {3, 4, 7}, {6, 6, 3}),
+            "interpolate:planar_rows_then_gather_nd:f32:batch=4:cached");
+    expect_path(make_case(layout::nxc, f32, 2, 1, {3, 4, 7}, {6, 6, 3}),
+            "interpolate:planar_rows_then_gather_nd:f32:batch=4:cached");
+}
+
+// Planar 2-D rows with the stride-2 gather (2x upsampling).
+TEST(TbbInterpolatePaths, BatchEight) {
+    const generic_loops generic;
+    for (data_type dt : {f32, bf16}) {
+        const std::string source = dt == f32 ? "f32" : "converted_tile";
+        expect_path(make_case(layout::ncx, dt, 2, 4, {5, 7}, {10, 14}),
+                "interpolate:planar_rows_then_gather_2d:" + source + ":batch=8:cached");
+        expect_path(make_case(layout::nxc, dt, 2, 1, {11, 7}, {22, 14}, "nearest"),
+                "interpolate:planar_rows_then_gather_2d:" + source + ":batch=8:cached");
+    }
+}
+
+// Planar 2-D rows with another gather: every input of a task at once.
+TEST(TbbInterpolatePaths, BatchTask) {
+    for (data_type dt : {f32, bf16, f16}) {
+        const std::string source = dt == f32 ? "f32" : "converted_tile";
+        expect_path(make_case(layout::ncx, dt, 2, 4, {7, 5}, {3, 13}),
+                "interpolate:planar_rows_then_gather_2d:" + source + ":batch=task:cached");
+        expect_path(make_case(layout::nxc, dt, 2, 1, {12, 10}, {6, 5}),
+                "interpolate:planar_rows_then_gather_2d:" + source + ":batch=task:cached", 3);
+    }
+}
+
+// ---- interp_store ----
+
+// Small outputs, and large ones where non-temporal stores do not apply.
+TEST(TbbInterpolatePaths, StoreCached) {
+    expect_path(make_case(layout::nxc, f32, 2, 3, {5, 7}, {10, 14}),
+            "interpolate:channels_last_levels_2d:f32:batch=4:cached");
+    const lowered_thresholds large(all_large);
+    // One axis; 16-bit data; planar upsampling (diff_src smaller than
+    // diff_dst); planar planes cut into several tasks; planar 3-D;
+    // channels-last diff_src whose rows have gaps.
+    expect_path(make_case(layout::nxc, f32, 2, 3, {9}, {17}), "interpolate:channels_last_runs_1d:f32:cached");
+    expect_path(make_case(layout::nxc, bf16, 2, 3, {5, 7}, {10, 14}),
+            "interpolate:channels_last_levels_2d:converted_ring:batch=1:cached");
+    expect_path(make_case(layout::ncx, f32, 2, 4, {7, 5}, {9, 13}),
+            "interpolate:planar_rows_then_gather_2d:f32:batch=task:cached");
+    expect_path(make_case(layout::ncx, f32, 1, 1, {12, 10}, {6, 5}),
+            "interpolate:planar_rows_then_gather_2d:f32:batch=task:cached", 3);
+    expect_path(make_case(layout::ncx, f32, 1, 2, {3, 4, 7}, {5, 6, 3}),
+            "interpolate:planar_rows_then_gather_nd:f32:batch=1:cached:column_prefetch");
+    interp_case gaps = make_case(layout::nxc, f32, 2, 3, {5, 7}, {9, 4});
+    gaps.src_strides = padded_strides(gaps.src, 1);
+    expect_path(gaps, "interpolate:channels_last_levels_2d:f32:batch=1:cached");
+}
+
+TEST(TbbInterpolatePaths, StoreNontemporal) {
+    const lowered_thresholds large(all_large);
+    expect_path(make_case(layout::nxc, f32, 2, 3, {5, 7}, {10, 14}),
+            "interpolate:channels_last_levels_2d:f32:batch=4:nontemporal");
+    expect_path(make_case(layout::ncx_channels_last, f32, 2, 3, {10, 14}, {5, 7}),
+            "interpolate:channels_last_levels_2d:f32:batch=1:nontemporal");
+    expect_path(padded_diff_dst(make_case(layout::nxc, f32, 2, 3, {5, 7}, {9, 4}), 1),
+            "interpolate:channels_last_levels_2d:f32_strided:batch=1:nontemporal");
+    expect_path(make_case(layout::nxc, f32, 1, 3, {3, 4, 5}, {6, 8, 10}),
+            "interpolate:channels_last_levels_nd:f32:batch=4:nontemporal:column_prefetch");
+    {
+        // Planar 2-D gradient of downsampling, a task per plane: the plane
+        // through the per-thread buffer where the gather does not store it.
+        const generic_loops generic;
+        expect_path(make_case(layout::ncx, f32, 2, 4, {10, 12}, {5, 6}),
+                "interpolate:planar_rows_then_gather_2d:f32:batch=task:nontemporal");
+        expect_path(make_case(layout::nxc, f32, 8, 1, {10, 12}, {5, 6}, "nearest"),
+                "interpolate:planar_rows_then_gather_2d:f32:batch=task:nontemporal");
+    }
+    if (!tbb_backend::has_avx512f()) return;
+    expect_path(make_case(layout::nxc, f32, 2, 32, {5, 7}, {10, 14}),
+            "interpolate:channels_last_fused_runs_2d:f32:batch=1:nontemporal");
+    expect_path(make_case(layout::ncx_channels_last, f32, 1, 16, {3, 4, 5}, {6, 8, 10}),
+            "interpolate:channels_last_fused_runs_nd:f32:batch=4:nontemporal:column_prefetch");
+    // Axis 0 downsampled, axis 1 2x upsampled: the stride-2 fused pass.
+    expect_path(make_case(layout::ncx, f32, 2, 4, {16, 7}, {4, 14}),
+            "interpolate:planar_fused_row_gather_2d:f32:batch=8:nontemporal");
+}
+
+TEST(TbbInterpolatePaths, StoreNontemporalGather) {
+    REQUIRE_AVX512F();
+    const lowered_thresholds large(all_large);
+    expect_path(make_case(layout::ncx, f32, 2, 4, {10, 12}, {5, 6}),
+            "interpolate:planar_rows_then_gather_2d:f32:batch=task:nontemporal_gather");
+    expect_path(make_case(layout::nxc, f32, 8, 1, {10, 12}, {5, 6}, "nearest"),
+            "interpolate:planar_rows_then_gather_2d:f32:batch=task:nontemporal_gather");
+}
+
+// ---- column prefetch ----
+
+// f32 level-0 slices in place, in three axes and more, from a size on.
+TEST(TbbInterpolatePaths, ColumnPrefetch) {
+    // Below the threshold as built: none.
+    expect_path(make_case(layout::nxc, f32, 1, 8, {3, 4, 5}, {6, 8, 10}),
+            "interpolate:channels_last_levels_nd:f32:batch=4:cached");
+    const lowered_thresholds lowered(6); // slices of 1 KB and more
+    expect_path(make_case(layout::nxc, f32, 1, 8, {3, 4, 5}, {6, 8, 10}),
+            "interpolate:channels_last_levels_nd:f32:batch=4:cached:column_prefetch");
+    expect_path(make_case(layout::ncx, f32, 1, 2, {3, 16, 21}, {6, 32, 9}),
+            "interpolate:planar_rows_then_gather_nd:f32:batch=4:cached:column_prefetch");
+    expect_path(make_case(layout::nxc, f32, 1, 3, {3, 4, 5}, {6, 8, 10}),
+            "interpolate:channels_last_levels_nd:f32:batch=4:cached");
+    // Not for slices read run by run, nor 16-bit ones.
+    expect_path(padded_diff_dst(make_case(layout::nxc, f32, 1, 8, {3, 4, 5}, {6, 8, 10}), 1),
+            "interpolate:channels_last_levels_nd:f32_strided:batch=1:cached");
+    expect_path(make_case(layout::nxc, bf16, 1, 8, {3, 4, 5}, {6, 8, 10}),
+            "interpolate:channels_last_levels_nd:converted_ring:batch=1:cached");
+}
+
+} // namespace
+} // namespace bpg::test
