@@ -22,9 +22,8 @@ namespace bpg::tbb_backend {
 // interiors slide their column sums through registers (two new columns per
 // input); other inputs sum the columns their taps read, so a column two of
 // them share is summed twice: where that happens all along the axis
-// (align_corners, the gradient of downsampling) the fused pass measured
-// slower than the two levels apart (in cache 1.6x and 2x; from memory level),
-// and those axes keep them.
+// (align_corners, the gradient of downsampling) the fused pass was slower
+// than the two levels apart, and those axes keep them.
 bool run_sum_gather_available(const grouped_axis &b, int64_t run);
 
 // Input i of axis a has a form sum_gather_runs takes.
