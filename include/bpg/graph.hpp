@@ -30,7 +30,16 @@ const char *attr_type_name(const attr_value &v);
 
 class op {
 public:
-    enum class kind { InterpolateBackprop, BatchNormTrainingBackprop, ReLUBackprop };
+    // BatchNormTrainingBackpropSums and BatchNormTrainingBackpropFromSums
+    // split BatchNormTrainingBackprop where its per-channel sums are reduced
+    // across processes (SyncBatchNorm); bpg extensions (docs/semantics.md).
+    enum class kind {
+        InterpolateBackprop,
+        BatchNormTrainingBackprop,
+        ReLUBackprop,
+        BatchNormTrainingBackpropSums,
+        BatchNormTrainingBackpropFromSums,
+    };
     enum class attr {
         mode,
         coordinate_transformation_mode,
@@ -43,6 +52,7 @@ public:
         epsilon,
         use_global_stats,
         use_dst,
+        global_count,
     };
 
     op(size_t id, kind k, std::string name = "");

@@ -54,7 +54,8 @@ const backend &forced(const partition_problem &p, backend_kind k, const std::str
 bool dnnl_leads(const partition_problem &p) {
     if (p.ops.size() != 1) return false;
     const auto *bn = std::get_if<core::bn_bwd_problem>(&p.ops[0]);
-    if (!bn || bn->use_global_stats || bn->src.dt != data_type::bf16) return false;
+    if (!bn || bn->part != core::bn_bwd_part::whole || bn->use_global_stats || bn->src.dt != data_type::bf16)
+        return false;
     int kept = -1, count = 0;
     for (size_t a = 0; a < bn->reduced.size(); ++a)
         if (!bn->reduced[a]) kept = int(a), ++count;

@@ -28,14 +28,27 @@ struct interpolate_bwd_problem {
     std::optional<tensor_desc> sizes; // input 2: s32 [spatial], checked at execute
 };
 
+// Which part of the BN backward an op computes: all of it, or one side of
+// the split where SyncBatchNorm reduces the per-channel sums across processes.
+enum class bn_bwd_part {
+    whole,      // BatchNormTrainingBackprop
+    local_sums, // BatchNormTrainingBackpropSums: sum_diff_dst, sum_diff_dst_centered (no diff_src)
+    from_sums,  // BatchNormTrainingBackpropFromSums: diff_src etc. from the sums over the global batch
+};
+
 struct bn_bwd_problem {
     size_t op_id = 0;
+    bn_bwd_part part = bn_bwd_part::whole;
     float epsilon = 0.f;
     bool use_global_stats = false;
     std::vector<bool> reduced;  // per src axis: in the reduction set R
-    int64_t reduce_count = 1;   // M: elements of src in one reduction
-    tensor_desc src, diff_dst, diff_src;
-    tensor_desc mean, variance;
+    int64_t reduce_count = 1;   // M: elements in one reduction (from_sums: global_count)
+    tensor_desc src, diff_dst, diff_src; // local_sums: no diff_src
+    tensor_desc mean, variance;          // local_sums: no variance
+    // The sums of the split (local_sums: outputs; from_sums: inputs, over
+    // the global batch): sum of diff_dst, sum of diff_dst * (src - mean).
+    std::optional<tensor_desc> sum_diff_dst, sum_diff_dst_centered;
+    dims sum_diff_dst_strides, sum_diff_dst_centered_strides;
     std::optional<tensor_desc> gamma;
     std::optional<tensor_desc> diff_gamma, diff_beta; // both or neither
     // Strides of each statistics tensor seen with src's rank: the stat

@@ -63,6 +63,8 @@ const kind_name kind_names[] = {
         {op::kind::BatchNormTrainingBackprop, "BatchNormBackprop"},
         {op::kind::ReLUBackprop, "ReLUBackprop"},
         {op::kind::ReLUBackprop, "ReLUBackward"},
+        {op::kind::BatchNormTrainingBackpropSums, "BatchNormTrainingBackpropSums"},
+        {op::kind::BatchNormTrainingBackpropFromSums, "BatchNormTrainingBackpropFromSums"},
 };
 
 struct attr_name { op::attr attr; const char *name; };
@@ -78,6 +80,7 @@ const attr_name attr_names[] = {
         {op::attr::epsilon, "epsilon"},
         {op::attr::use_global_stats, "use_global_stats"},
         {op::attr::use_dst, "use_dst"},
+        {op::attr::global_count, "global_count"},
 };
 
 } // namespace

@@ -7,12 +7,16 @@ namespace bpg::graph_impl {
 const op_schema &interpolate_bwd_schema();
 const op_schema &batchnorm_bwd_schema();
 const op_schema &relu_bwd_schema();
+const op_schema &batchnorm_bwd_sums_schema();
+const op_schema &batchnorm_bwd_from_sums_schema();
 
 const op_schema &schema_of(op::kind k) {
     switch (k) {
         case op::kind::InterpolateBackprop: return interpolate_bwd_schema();
         case op::kind::BatchNormTrainingBackprop: return batchnorm_bwd_schema();
         case op::kind::ReLUBackprop: return relu_bwd_schema();
+        case op::kind::BatchNormTrainingBackpropSums: return batchnorm_bwd_sums_schema();
+        case op::kind::BatchNormTrainingBackpropFromSums: return batchnorm_bwd_from_sums_schema();
     }
     throw error(status::invalid_argument, "unknown op kind");
 }

@@ -416,6 +416,7 @@ const char *onednn_v3_name(op::kind k) {
         case op::kind::InterpolateBackprop: return "InterpolateBackward";
         case op::kind::BatchNormTrainingBackprop: return "BatchNormTrainingBackward";
         case op::kind::ReLUBackprop: return "ReLUBackward";
+        default: break; // bpg's own ops keep their names
     }
     return to_string(k);
 }

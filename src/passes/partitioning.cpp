@@ -10,6 +10,8 @@ const char *single_pattern_name(op::kind k) {
         case op::kind::InterpolateBackprop: return "interpolate_bwd";
         case op::kind::BatchNormTrainingBackprop: return "bn_bwd";
         case op::kind::ReLUBackprop: return "relu_bwd";
+        case op::kind::BatchNormTrainingBackpropSums: return "bn_bwd_sums";
+        case op::kind::BatchNormTrainingBackpropFromSums: return "bn_bwd_from_sums";
     }
     return "op";
 }

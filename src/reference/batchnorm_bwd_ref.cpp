@@ -1,6 +1,8 @@
 // Reference BatchNormTrainingBackprop: one reduction group (a point of the
 // non-reduced axes, i.e. one statistics element) at a time, two passes over
 // its elements in f64: the sums, then diff_src. The math is kernels/bn_math.hpp.
+// Its split (p.part) stops after the sums (local_sums) or starts from given
+// ones (from_sums).
 //
 // Channel mode and the rank-matched (DirectML) statistics shapes are the same
 // code: the problem says which axes are reduced, and gives every statistics
@@ -36,15 +38,20 @@ split_shape split(const core::bn_bwd_problem &p) {
 // wrong M; compile() should never produce them, so this is a bug check.
 void check_consistent(const core::bn_bwd_problem &p, const split_shape &s) {
     const size_t r = p.src.shape.size();
+    const bool has_diff_src = p.part != core::bn_bwd_part::local_sums;
     bool ok = p.reduced.size() == r && p.src.strides.size() == r && p.diff_dst.shape == p.src.shape
-            && p.diff_src.shape == p.src.shape && p.diff_dst.strides.size() == r
-            && p.diff_src.strides.size() == r && p.mean_strides.size() == r
-            && p.variance_strides.size() == r && (!p.gamma || p.gamma_strides.size() == r)
+            && (!has_diff_src || (p.diff_src.shape == p.src.shape && p.diff_src.strides.size() == r))
+            && p.diff_dst.strides.size() == r && p.mean_strides.size() == r
+            && (!has_diff_src || p.variance_strides.size() == r) && (!p.gamma || p.gamma_strides.size() == r)
             && (!p.diff_gamma || p.diff_gamma_strides.size() == r)
-            && (!p.diff_beta || p.diff_beta_strides.size() == r);
+            && (!p.diff_beta || p.diff_beta_strides.size() == r)
+            && (p.part == core::bn_bwd_part::whole
+                    || (p.sum_diff_dst && p.sum_diff_dst_strides.size() == r
+                            && p.sum_diff_dst_centered_strides.size() == r));
     int64_t m = 1;
     for (size_t a = 0; ok && a < r; ++a) m *= s.member[a];
-    ok = ok && m == p.reduce_count;
+    // from_sums divides by the count over every process, at least the local one.
+    ok = ok && (p.part == core::bn_bwd_part::from_sums ? p.reduce_count >= m : m == p.reduce_count);
     if (!ok)
         throw error(status::runtime_error,
                 "reference BatchNormTrainingBackprop (op " + std::to_string(p.op_id)
@@ -56,23 +63,29 @@ void check_consistent(const core::bn_bwd_problem &p, const split_shape &s) {
 void batchnorm_bwd(const core::bn_bwd_problem &p, const void *src, const void *diff_dst,
         const void *mean, const void *variance, const void *gamma, void *diff_src,
         void *diff_gamma, void *diff_beta) {
+    bn_buffers b;
+    b.src = src, b.diff_dst = diff_dst, b.mean = mean, b.variance = variance, b.gamma = gamma;
+    b.diff_src = diff_src, b.diff_gamma = diff_gamma, b.diff_beta = diff_beta;
+    batchnorm_bwd(p, b);
+}
+
+void batchnorm_bwd(const core::bn_bwd_problem &p, const bn_buffers &b) {
     const split_shape shapes = split(p);
     check_consistent(p, shapes);
-    if ((gamma && !p.gamma) || (diff_gamma && !p.diff_gamma) || (diff_beta && !p.diff_beta))
+    if ((b.gamma && !p.gamma) || (b.diff_gamma && !p.diff_gamma) || (b.diff_beta && !p.diff_beta))
         throw error(status::runtime_error,
                 "reference BatchNormTrainingBackprop (op " + std::to_string(p.op_id)
                         + "): a buffer was given for a tensor the problem does not describe");
     const dims member_strides = dense_strides(shapes.member); // only to drive the loop
     const dims group_strides = dense_strides(shapes.group);
     const double eps = double(p.epsilon);
+    const bool local_sums = p.part == core::bn_bwd_part::local_sums, from_sums = p.part == core::bn_bwd_part::from_sums;
 
     core::for_each_index(shapes.group, group_strides, [&](const dims &g, int64_t) {
-        const double mu = core::load_as_double(mean, p.mean.dt, offset_of(g, p.mean_strides));
+        const double mu = core::load_as_double(b.mean, p.mean.dt, offset_of(g, p.mean_strides));
         const double var =
-                core::load_as_double(variance, p.variance.dt, offset_of(g, p.variance_strides));
-        const double gam = gamma ? core::load_as_double(gamma, p.gamma->dt,
-                                           offset_of(g, p.gamma_strides))
-                                 : 1.0;
+                local_sums ? 1.0 : core::load_as_double(b.variance, p.variance.dt, offset_of(g, p.variance_strides));
+        const double gam = b.gamma ? core::load_as_double(b.gamma, p.gamma->dt, offset_of(g, p.gamma_strides)) : 1.0;
         const double inv = kernels::bn_inv_std(var, eps);
 
         dims idx(g.size());
@@ -80,34 +93,45 @@ void batchnorm_bwd(const core::bn_bwd_problem &p, const void *src, const void *d
             for (size_t a = 0; a < g.size(); ++a) idx[a] = g[a] + m[a];
             return idx;
         };
+        auto load = [&](const void *t, const core::tensor_desc &d, const dims &m) {
+            return core::load_as_double(t, d.dt, offset_of(at(m), d.strides));
+        };
 
-        double sum_dd = 0.0, sum_dd_xhat = 0.0;
-        core::for_each_index(shapes.member, member_strides, [&](const dims &m, int64_t) {
-            const dims &i = at(m);
-            const double x = core::load_as_double(src, p.src.dt, offset_of(i, p.src.strides));
-            const double dd =
-                    core::load_as_double(diff_dst, p.diff_dst.dt, offset_of(i, p.diff_dst.strides));
-            sum_dd += dd;
-            sum_dd_xhat += dd * kernels::bn_xhat(x, mu, inv);
-        });
+        // diff_beta's sum, diff_gamma's sum, and diff_gamma's sum before its
+        // factor inv (the split's second sum).
+        double sum_dd = 0.0, sum_dd_xhat = 0.0, sum_dd_centered = 0.0;
+        if (from_sums) {
+            sum_dd = core::load_as_double(b.sum_diff_dst, p.sum_diff_dst->dt, offset_of(g, p.sum_diff_dst_strides));
+            sum_dd_centered = core::load_as_double(
+                    b.sum_diff_dst_centered, p.sum_diff_dst_centered->dt, offset_of(g, p.sum_diff_dst_centered_strides));
+            sum_dd_xhat = inv * sum_dd_centered;
+        } else {
+            core::for_each_index(shapes.member, member_strides, [&](const dims &m, int64_t) {
+                const double x = load(b.src, p.src, m), dd = load(b.diff_dst, p.diff_dst, m);
+                sum_dd += dd;
+                sum_dd_xhat += dd * kernels::bn_xhat(x, mu, inv);
+                sum_dd_centered += dd * (x - mu);
+            });
+        }
+        if (local_sums) {
+            core::store_from_double(b.sum_diff_dst, p.sum_diff_dst->dt, offset_of(g, p.sum_diff_dst_strides), sum_dd);
+            core::store_from_double(b.sum_diff_dst_centered, p.sum_diff_dst_centered->dt,
+                    offset_of(g, p.sum_diff_dst_centered_strides), sum_dd_centered);
+            return;
+        }
 
         const kernels::bn_update_coeffs<double> k = kernels::bn_coeffs(
                 gam, inv, sum_dd, sum_dd_xhat, p.reduce_count, p.use_global_stats);
         core::for_each_index(shapes.member, member_strides, [&](const dims &m, int64_t) {
-            const dims &i = at(m);
-            const double x = core::load_as_double(src, p.src.dt, offset_of(i, p.src.strides));
-            const double dd =
-                    core::load_as_double(diff_dst, p.diff_dst.dt, offset_of(i, p.diff_dst.strides));
-            core::store_from_double(diff_src, p.diff_src.dt, offset_of(i, p.diff_src.strides),
+            const double x = load(b.src, p.src, m), dd = load(b.diff_dst, p.diff_dst, m);
+            core::store_from_double(b.diff_src, p.diff_src.dt, offset_of(at(m), p.diff_src.strides),
                     kernels::bn_diff_src(k, dd, kernels::bn_xhat(x, mu, inv)));
         });
 
-        if (diff_gamma)
-            core::store_from_double(diff_gamma, p.diff_gamma->dt,
-                    offset_of(g, p.diff_gamma_strides), sum_dd_xhat);
-        if (diff_beta)
-            core::store_from_double(diff_beta, p.diff_beta->dt,
-                    offset_of(g, p.diff_beta_strides), sum_dd);
+        if (b.diff_gamma)
+            core::store_from_double(b.diff_gamma, p.diff_gamma->dt, offset_of(g, p.diff_gamma_strides), sum_dd_xhat);
+        if (b.diff_beta)
+            core::store_from_double(b.diff_beta, p.diff_beta->dt, offset_of(g, p.diff_beta_strides), sum_dd);
     });
 }
 

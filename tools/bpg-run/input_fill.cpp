@@ -13,7 +13,9 @@ role role_of(const std::vector<op> &ops, size_t id, std::vector<int64_t> *sizes)
     for (const op &o : ops)
         for (size_t i = 0; i < o.get_inputs().size(); ++i) {
             if (o.get_inputs()[i].get_id() != id) continue;
-            if (o.get_kind() == op::kind::BatchNormTrainingBackprop && i == 3) return role::variance;
+            const bool bn = o.get_kind() == op::kind::BatchNormTrainingBackprop
+                    || o.get_kind() == op::kind::BatchNormTrainingBackpropFromSums;
+            if (bn && i == 3) return role::variance;
             if (o.get_kind() == op::kind::InterpolateBackprop && i == 2) {
                 const logical_tensor &dd = o.get_inputs()[1];
                 std::string fmt = "NXC";

@@ -19,11 +19,16 @@ struct op_runner {
         reference::interpolate_bwd(p, buffer_of(b, p.diff_dst.id), buffer_of(b, p.diff_src.id));
     }
     void operator()(const core::bn_bwd_problem &p) const {
-        reference::batchnorm_bwd(p, buffer_of(b, p.src.id), buffer_of(b, p.diff_dst.id),
-                buffer_of(b, p.mean.id), buffer_of(b, p.variance.id),
-                p.gamma ? buffer_of(b, p.gamma->id) : nullptr, buffer_of(b, p.diff_src.id),
-                p.diff_gamma ? buffer_of(b, p.diff_gamma->id) : nullptr,
-                p.diff_beta ? buffer_of(b, p.diff_beta->id) : nullptr);
+        const auto optional = [&](const std::optional<core::tensor_desc> &t) { return t ? buffer_of(b, t->id) : nullptr; };
+        const bool sums_out = p.part == core::bn_bwd_part::local_sums;
+        reference::bn_buffers r;
+        r.src = buffer_of(b, p.src.id), r.diff_dst = buffer_of(b, p.diff_dst.id), r.mean = buffer_of(b, p.mean.id);
+        r.variance = sums_out ? nullptr : buffer_of(b, p.variance.id);
+        r.gamma = optional(p.gamma);
+        r.sum_diff_dst = optional(p.sum_diff_dst), r.sum_diff_dst_centered = optional(p.sum_diff_dst_centered);
+        r.diff_src = sums_out ? nullptr : buffer_of(b, p.diff_src.id);
+        r.diff_gamma = optional(p.diff_gamma), r.diff_beta = optional(p.diff_beta);
+        reference::batchnorm_bwd(p, r);
     }
     void operator()(const core::relu_bwd_problem &p) const {
         reference::relu_bwd(p, buffer_of(b, p.input.id), buffer_of(b, p.diff_dst.id),

@@ -66,18 +66,24 @@ std::string make_bn_plan(const backends::partition_problem &p, bn_plan &plan) {
         q.relu_in_id = relu->input.id;
         q.relu_dd_id = relu->diff_dst.id;
     }
+    q.part = bn->part;
+    const bool local_sums = q.part == core::bn_bwd_part::local_sums;
     if (bn->src.element_count() == 0) {
         // Decided here, before the [A, K, B] view below, which leaves out
         // extent-1 axes and would take a 0 axis for one.
+        if (q.part == core::bn_bwd_part::from_sums)
+            return "no element: diff_gamma and diff_beta come from the given sums alone (the reference computes them)";
         q.empty = true;
         if (bn->diff_gamma) q.zeroed = {*bn->diff_gamma, *bn->diff_beta};
+        if (local_sums) q.zeroed = {*bn->sum_diff_dst, *bn->sum_diff_dst_centered};
         choose_bn_path(q);
         plan = std::move(q);
         return {};
     }
     // The tensors the kernel reads or writes (a fused intermediate is neither).
     struct viewed { const core::tensor_desc *t; bn_view *v; };
-    std::vector<viewed> tensors {{&bn->diff_src, &q.ds}};
+    std::vector<viewed> tensors;
+    if (!local_sums) tensors.push_back({&bn->diff_src, &q.ds});
     if (q.fusion != bn_fusion::relu_into_src) tensors.push_back({&bn->src, &q.src});
     if (q.fusion != bn_fusion::relu_into_dd) tensors.push_back({&bn->diff_dst, &q.dd});
     if (relu) {
@@ -85,13 +91,14 @@ std::string make_bn_plan(const backends::partition_problem &p, bn_plan &plan) {
         tensors.push_back({&relu->diff_dst, &q.relu_dd});
     }
 
-    // Memory order of diff_src's axes (outer first), size-1 axes left out.
-    const dims &shape = bn->diff_src.shape;
+    // Memory order of diff_src's axes (outer first; local_sums: src's), size-1 axes left out.
+    const core::tensor_desc &layout = local_sums ? bn->src : bn->diff_src;
+    const dims &shape = layout.shape;
     std::vector<int> order;
     for (int a = 0; a < int(shape.size()); ++a)
         if (shape[size_t(a)] > 1) order.push_back(a);
     std::stable_sort(order.begin(), order.end(),
-            [&](int x, int y) { return bn->diff_src.strides[size_t(x)] > bn->diff_src.strides[size_t(y)]; });
+            [&](int x, int y) { return layout.strides[size_t(x)] > layout.strides[size_t(y)]; });
     // [reduced...][kept...][reduced...]
     size_t first = order.size(), last = 0;
     for (size_t i = 0; i < order.size(); ++i)
@@ -127,9 +134,17 @@ std::string make_bn_plan(const backends::partition_problem &p, bn_plan &plan) {
     q.has_diff_stats = bn->diff_gamma.has_value();
     q.M = bn->reduce_count;
     q.mean_off = stat_offsets(kept, shape, bn->mean_strides);
-    q.var_off = stat_offsets(kept, shape, bn->variance_strides);
     q.mean_dt = bn->mean.dt;
-    q.var_dt = bn->variance.dt;
+    if (!local_sums) {
+        q.var_off = stat_offsets(kept, shape, bn->variance_strides);
+        q.var_dt = bn->variance.dt;
+    }
+    if (bn->sum_diff_dst) {
+        q.sum_dd_off = stat_offsets(kept, shape, bn->sum_diff_dst_strides);
+        q.sum_centered_off = stat_offsets(kept, shape, bn->sum_diff_dst_centered_strides);
+        q.sum_dd_id = bn->sum_diff_dst->id;
+        q.sum_centered_id = bn->sum_diff_dst_centered->id;
+    }
     q.src_id = bn->src.id;
     q.dd_id = bn->diff_dst.id;
     q.ds_id = bn->diff_src.id;

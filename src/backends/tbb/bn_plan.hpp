@@ -35,6 +35,8 @@ enum class bn_schedule {
     channel_tasks,  // planar training, >= 8 channels: both passes of a channel in one task
     channel_groups, // planar training, short rows: both passes of a group of channels in one task
     two_sweeps,     // pass 1 over everything, then pass 2 over everything
+    local_sums,     // BatchNormTrainingBackpropSums: pass 1 only, the sums are the outputs
+    from_sums,      // BatchNormTrainingBackpropFromSums: pass 2 only, from the given sums
 };
 
 // The loops of one pass (bn_kernels.hpp). *_avx512 ones run only where the
@@ -65,6 +67,7 @@ struct bn_plan {
     // `zeroed` (docs/ops/batchnorm_training_backprop.md). Nothing below is filled.
     bool empty = false;
     std::vector<core::tensor_desc> zeroed;
+    core::bn_bwd_part part = core::bn_bwd_part::whole;
     data_type dt = data_type::f32;
     bool planar = true;
     int64_t A = 1, K = 1, B = 1;
@@ -77,6 +80,8 @@ struct bn_plan {
     std::vector<int64_t> mean_off, var_off, gamma_off, dgamma_off, dbeta_off;
     data_type mean_dt = data_type::f32, var_dt = data_type::f32, gamma_dt = data_type::f32,
               dgamma_dt = data_type::f32, dbeta_dt = data_type::f32;
+    // The split's sums (local_sums: written; from_sums: read), f32.
+    std::vector<int64_t> sum_dd_off, sum_centered_off;
     // Schedule: one_task runs both passes on the calling thread with no
     // parallel loop (one-thread runs, and problems below bn_one_task_max_bytes,
     // where a loop costs more than the work); the results are the same bits.
@@ -94,7 +99,7 @@ struct bn_plan {
     int64_t channels_per_task = 1; // channel_groups: channels of one group
     // Tensor ids (to find buffers at execute).
     size_t src_id = 0, dd_id = 0, ds_id = 0, mean_id = 0, var_id = 0, gamma_id = 0, dgamma_id = 0, dbeta_id = 0,
-           relu_in_id = 0, relu_dd_id = 0;
+           relu_in_id = 0, relu_dd_id = 0, sum_dd_id = 0, sum_centered_id = 0;
 };
 
 // diff_src bytes below which a run is one task (tests lower it, see

@@ -64,7 +64,9 @@ struct literal_channel {
 // Pass-1 work items and chunk-partial pairs per item (see bn_kernels.hpp).
 int64_t items_of(const bn_plan &p) { return p.planar ? p.K * p.A : (p.A + bn::channels_last_chunk - 1) / bn::channels_last_chunk; }
 int64_t pairs_per_item(const bn_plan &p) { return p.planar ? (p.B + bn::planar_chunk - 1) / bn::planar_chunk : p.K; }
-bool needs_sums(const bn_plan &p) { return !p.global_stats || p.has_diff_stats; }
+bool needs_sums(const bn_plan &p) {
+    return p.part != core::bn_bwd_part::from_sums && (!p.global_stats || p.has_diff_stats);
+}
 
 // The run's per-channel working arrays, carved in this order from one block
 // of bn_scratch_bytes (each array 64-byte aligned).
@@ -124,7 +126,7 @@ struct bn_execution {
             d.relu_in = b.at(p.relu_in_id);
             d.relu_dd = b.at(p.relu_dd_id);
         }
-        d.ds = b.at(p.ds_id);
+        if (p.part != core::bn_bwd_part::local_sums) d.ds = b.at(p.ds_id);
         d.nontemporal = p.store == bn_store::nontemporal;
         lay_out(p, base, w);
     }
@@ -140,11 +142,17 @@ struct bn_execution {
         std::fill(w.s2, w.s2 + K, 0.0);
         std::fill(w.dg, w.dg + K, 0.0);
         std::fill(w.literal, w.literal + K, char(0));
+        const bool sums_given = p.part == core::bn_bwd_part::from_sums, variance = p.part != core::bn_bwd_part::local_sums;
         for (int64_t k = 0; k < p.K; ++k) {
             w.mean[size_t(k)] = stat(p.mean_id, p.mean_dt, p.mean_off, k);
-            w.inv[size_t(k)] = kernels::bn_inv_std(stat(p.var_id, p.var_dt, p.var_off, k), double(p.epsilon));
+            if (variance)
+                w.inv[size_t(k)] = kernels::bn_inv_std(stat(p.var_id, p.var_dt, p.var_off, k), double(p.epsilon));
             if (p.has_gamma) w.gamma[size_t(k)] = stat(p.gamma_id, p.gamma_dt, p.gamma_off, k);
             w.cf.mean[size_t(k)] = float(w.mean[size_t(k)]);
+            if (sums_given) {
+                w.db[size_t(k)] = stat(p.sum_dd_id, data_type::f32, p.sum_dd_off, k);
+                w.s2[size_t(k)] = stat(p.sum_centered_id, data_type::f32, p.sum_centered_off, k);
+            }
         }
         if (needs_sums(p)) std::fill(w.partial, w.partial + 2 * items * per_item, 0.0);
     }
@@ -204,6 +212,7 @@ struct bn_execution {
     // literal sum (a pass over the channel) gives the reference's inf/NaN.
     double diff_gamma_of(size_t k) const {
         const double inv = w.inv[k];
+        if (p.part == core::bn_bwd_part::from_sums) return inv * w.s2[k]; // its definition from the sums
         return std::isfinite(inv) ? inv * w.s2[k] : (needs_sums(p) ? lit.diff_gamma(int64_t(k), w.mean[k], inv) : 0.0);
     }
 
@@ -284,6 +293,19 @@ struct bn_execution {
         });
     }
 
+    // local_sums: pass 1 alone; its sums are the outputs (finish_outputs).
+    void local_sums() {
+        loop(task_range(0, items), [&](const tbb::blocked_range<int64_t> &r) { sums(r.begin(), r.end()); });
+        combine_all();
+    }
+
+    // from_sums: the coefficients from the given sums, then pass 2.
+    void from_sums() {
+        finish_all();
+        loop(task_range(0, p.planar ? p.A * p.K : p.A),
+                [&](const tbb::blocked_range<int64_t> &r) { update(r.begin(), r.end()); });
+    }
+
     void two_sweeps() {
         loop(task_range(0, items), [&](const tbb::blocked_range<int64_t> &r) { sums(r.begin(), r.end()); });
         combine_all();
@@ -295,6 +317,13 @@ struct bn_execution {
     // diff_gamma and diff_beta; then channels whose coefficients are not
     // finite get the formula as written.
     void finish_outputs() const {
+        if (p.part == core::bn_bwd_part::local_sums) {
+            for (size_t k = 0; k < size_t(p.K); ++k) {
+                core::store_from_double(b.at(p.sum_dd_id), data_type::f32, p.sum_dd_off[k], w.db[k]);
+                core::store_from_double(b.at(p.sum_centered_id), data_type::f32, p.sum_centered_off[k], w.s2[k]);
+            }
+            return;
+        }
         if (p.has_diff_stats)
             for (size_t k = 0; k < size_t(p.K); ++k) {
                 core::store_from_double(b.at(p.dgamma_id), p.dgamma_dt, p.dgamma_off[k], w.dg[k]);
@@ -341,6 +370,8 @@ void run_bn_plan(const bn_plan &p, const backends::buffer_map &b) {
         case bn_schedule::channel_tasks: run.channel_tasks(); break;
         case bn_schedule::channel_groups: run.channel_groups(); break;
         case bn_schedule::two_sweeps: run.two_sweeps(); break;
+        case bn_schedule::local_sums: run.local_sums(); break;
+        case bn_schedule::from_sums: run.from_sums(); break;
         case bn_schedule::zero_sized: break;
     }
     run.finish_outputs();

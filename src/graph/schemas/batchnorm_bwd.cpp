@@ -1,8 +1,11 @@
-// BatchNormTrainingBackprop: schema, checks, shape inference, resolution.
-// Inputs: 0 src, 1 diff_dst, 2 mean, 3 variance, 4 gamma (optional).
-// Outputs: 0 diff_src, 1 diff_gamma, 2 diff_beta (1 and 2 both or neither).
-// Statistics are [C] (channel of data_format) or, DirectML style, of src's
-// rank with size 1 on every reduced axis. See docs/semantics.md.
+// BatchNormTrainingBackprop and its split for SyncBatchNorm
+// (BatchNormTrainingBackpropSums, BatchNormTrainingBackpropFromSums):
+// schemas, checks, shape inference, resolution; ports in the schemas below.
+// Per-channel tensors ("statistics": mean, variance, gamma, the sums and the
+// gradients of gamma and beta) are [C] (channel of data_format) or,
+// DirectML style, of src's rank with size 1 on every reduced axis. See
+// docs/semantics.md.
+#include <algorithm>
 #include <cmath>
 
 #include "graph/op_schema.hpp"
@@ -15,16 +18,33 @@ namespace {
 
 using A = op::attr;
 
-const char *const stat_names[] = {"mean", "variance", "gamma", "diff_gamma", "diff_beta"};
+// A port of an op of these schemas: a data tensor (src's shape) or a
+// per-channel one, with its label for messages.
+struct bn_port {
+    logical_tensor lt;
+    std::string label;
+    bool data;
+    bool sum; // one of the split's sums (f32 only)
+};
 
-// The statistics tensors present, with their labels.
-std::vector<std::pair<logical_tensor, std::string>> stat_ports(const op &o,
-        const std::vector<logical_tensor> &in, const std::vector<logical_tensor> &out) {
-    std::vector<std::pair<logical_tensor, std::string>> v;
-    for (size_t i = 2; i < in.size(); ++i)
-        v.push_back({in[i], port_label(o, true, i, stat_names[i - 2])});
-    for (size_t i = 1; i < out.size(); ++i)
-        v.push_back({out[i], port_label(o, false, i, stat_names[i + 2])});
+bool is_data_port(op::kind k, bool input, size_t i) {
+    if (input) return i <= 1; // src, diff_dst
+    return i == 0 && k != op::kind::BatchNormTrainingBackpropSums; // diff_src
+}
+
+std::vector<bn_port> ports_of(const op &o, const std::vector<logical_tensor> &in,
+        const std::vector<logical_tensor> &out) {
+    const op_schema &s = schema_of(o.get_kind());
+    std::vector<bn_port> v;
+    for (bool input : {true, false}) {
+        const std::vector<logical_tensor> &lts = input ? in : out;
+        const std::vector<port_spec> &specs = input ? s.inputs : s.outputs;
+        for (size_t i = 0; i < lts.size(); ++i) {
+            const std::string name = specs[i].name;
+            v.push_back({lts[i], port_label(o, input, i, specs[i].name), is_data_port(o.get_kind(), input, i),
+                    name.rfind("sum_", 0) == 0});
+        }
+    }
     return v;
 }
 
@@ -40,26 +60,27 @@ void check_epsilon(const op &o) {
                         + " must be finite and >= 0");
 }
 
-void check_dtypes(const op &o, const std::vector<logical_tensor> &in,
-        const std::vector<logical_tensor> &out) {
-    const std::string src_l = port_label(o, true, 0, "src");
-    check_dtype_in(o, in[0], src_l, {data_type::f32, data_type::bf16, data_type::f16});
-    check_same_dtype(o, in[0], src_l, in[1], port_label(o, true, 1, "diff_dst"));
-    check_same_dtype(o, in[0], src_l, out[0], port_label(o, false, 0, "diff_src"));
-    const bool bf16_data = in[0].get_data_type() == data_type::bf16;
-    for (const auto &[lt, label] : stat_ports(o, in, out)) {
-        if (bf16_data) check_dtype_in(o, lt, label, {data_type::f32, data_type::bf16});
-        else check_dtype_in(o, lt, label, {data_type::f32});
+void check_dtypes(const op &o, const std::vector<bn_port> &ports) {
+    const bn_port &src = ports.front();
+    check_dtype_in(o, src.lt, src.label, {data_type::f32, data_type::bf16, data_type::f16});
+    const bool bf16_data = src.lt.get_data_type() == data_type::bf16;
+    for (const bn_port &p : ports) {
+        if (p.data) check_same_dtype(o, src.lt, src.label, p.lt, p.label);
+        else if (bf16_data && !p.sum) check_dtype_in(o, p.lt, p.label, {data_type::f32, data_type::bf16});
+        else check_dtype_in(o, p.lt, p.label, {data_type::f32});
     }
 }
 
 // Shapes: data tensors equal, rank 2..8; statistics [C] or rank-matched.
-void check_shapes(const op &o, const logical_tensor &src, const logical_tensor &dd,
-        const logical_tensor &ds, const std::vector<std::pair<logical_tensor, std::string>> &stats) {
-    const std::string src_l = port_label(o, true, 0, "src");
+void check_shapes(const op &o, const std::vector<bn_port> &ports) {
+    const logical_tensor &src = ports.front().lt;
+    const std::string &src_l = ports.front().label;
     check_rank(o, src, src_l, 2, 8);
-    check_same_shape(o, src, src_l, dd, port_label(o, true, 1, "diff_dst"));
-    check_same_shape(o, src, src_l, ds, port_label(o, false, 0, "diff_src"));
+    std::vector<std::pair<logical_tensor, std::string>> stats;
+    for (const bn_port &p : ports) {
+        if (p.data) check_same_shape(o, src, src_l, p.lt, p.label);
+        else stats.push_back({p.lt, p.label});
+    }
     const int rank = src.ndims();
     for (const auto &[lt, label] : stats) {
         if (lt.ndims() == unknown_rank) continue;
@@ -92,18 +113,47 @@ void check_shapes(const op &o, const logical_tensor &src, const logical_tensor &
     }
 }
 
+// src's elements in one reduction (over the local batch), or -1 if unknown.
+int64_t local_count(const op &o, const logical_tensor &src, const logical_tensor &stat) {
+    if (src.ndims() == unknown_rank || stat.ndims() == unknown_rank) return -1;
+    const int rank = src.ndims(), c = channel_axis(channels_last_of(o), rank);
+    int64_t m = 1;
+    for (int a = 0; a < rank; ++a) {
+        const dim x = src.get_dims()[a];
+        const bool kept = stat.ndims() == 1 ? a == c : stat.get_dims()[a] != 1;
+        if (kept) continue;
+        if (!known(x)) return -1;
+        m *= x;
+    }
+    return m;
+}
+
+void check_global_count(const op &o, const logical_tensor &src, const logical_tensor &mean) {
+    const int64_t global = std::get<int64_t>(*o.find_attr(A::global_count));
+    const int64_t local = local_count(o, src, mean);
+    if (global < 1 || global < local)
+        fail(o, status::invalid_argument,
+                "attribute 'global_count' = " + std::to_string(global) + " must be >= 1 and >= the "
+                        + std::to_string(std::max<int64_t>(local, 0))
+                        + " elements of src in one channel's reduction (it counts them over every process)");
+}
+
 void check_batchnorm(const op &o, const std::vector<logical_tensor> &in,
         const std::vector<logical_tensor> &out) {
-    if (out.size() == 2)
+    const bool sums = o.get_kind() == op::kind::BatchNormTrainingBackpropSums;
+    if (!sums && out.size() == 2)
         fail(o, status::invalid_graph,
                 "has 2 outputs; diff_gamma and diff_beta go together: give 1 output (diff_src) "
                 "or 3 (diff_src, diff_gamma, diff_beta)");
-    check_epsilon(o);
-    check_dtypes(o, in, out);
-    check_shapes(o, in[0], in[1], out[0], stat_ports(o, in, out));
+    if (!sums) check_epsilon(o);
+    const std::vector<bn_port> ports = ports_of(o, in, out);
+    check_dtypes(o, ports);
+    check_shapes(o, ports);
+    if (o.get_kind() == op::kind::BatchNormTrainingBackpropFromSums) check_global_count(o, in[0], in[2]);
 }
 
 std::vector<dims> infer_batchnorm(const op &o, const std::vector<logical_tensor> &in) {
+    if (o.get_kind() == op::kind::BatchNormTrainingBackpropSums) return {in[2].get_dims(), in[2].get_dims()};
     std::vector<dims> out {in[0].get_dims()};
     for (size_t i = 1; i < o.get_outputs().size(); ++i) out.push_back(in[2].get_dims());
     return out;
@@ -138,21 +188,58 @@ const op_schema &batchnorm_bwd_schema() {
     return s;
 }
 
+const op_schema &batchnorm_bwd_sums_schema() {
+    static const op_schema s {op::kind::BatchNormTrainingBackpropSums,
+            {{"src", false}, {"diff_dst", false}, {"mean", false}},
+            {{"sum_diff_dst", false}, {"sum_diff_dst_centered", false}},
+            {{A::data_format, attr_type::string, false, std::string("NXC"), {"NXC", "NCX"}}}, check_batchnorm,
+            infer_batchnorm};
+    return s;
+}
+
+const op_schema &batchnorm_bwd_from_sums_schema() {
+    static const op_schema s {op::kind::BatchNormTrainingBackpropFromSums,
+            {{"src", false}, {"diff_dst", false}, {"mean", false}, {"variance", false}, {"sum_diff_dst", false},
+                    {"sum_diff_dst_centered", false}, {"gamma", true}},
+            {{"diff_src", false}, {"diff_gamma", true}, {"diff_beta", true}},
+            {
+                    {A::epsilon, attr_type::f32, true, std::nullopt, {}},
+                    {A::data_format, attr_type::string, false, std::string("NXC"), {"NXC", "NCX"}},
+                    {A::global_count, attr_type::s64, true, std::nullopt, {}},
+            },
+            check_batchnorm, infer_batchnorm};
+    return s;
+}
+
 core::bn_bwd_problem resolve_batchnorm_bwd(const op &o,
         const std::vector<logical_tensor> &inputs, const std::vector<logical_tensor> &outputs) {
     core::bn_bwd_problem p;
     p.op_id = o.get_id();
-    p.epsilon = std::get<float>(*o.find_attr(A::epsilon));
-    p.use_global_stats = *attr_or_default<bool>(o, A::use_global_stats);
     p.src = core::desc_of(inputs[0]);
     p.diff_dst = core::desc_of(inputs[1]);
     p.mean = core::desc_of(inputs[2]);
-    p.variance = core::desc_of(inputs[3]);
-    if (inputs.size() == 5) p.gamma = core::desc_of(inputs[4]);
-    p.diff_src = core::desc_of(outputs[0]);
-    if (outputs.size() == 3) {
-        p.diff_gamma = core::desc_of(outputs[1]);
-        p.diff_beta = core::desc_of(outputs[2]);
+    if (o.get_kind() == op::kind::BatchNormTrainingBackpropSums) {
+        p.part = core::bn_bwd_part::local_sums;
+        p.sum_diff_dst = core::desc_of(outputs[0]);
+        p.sum_diff_dst_centered = core::desc_of(outputs[1]);
+    } else {
+        p.epsilon = std::get<float>(*o.find_attr(A::epsilon));
+        if (o.get_kind() == op::kind::BatchNormTrainingBackprop)
+            p.use_global_stats = *attr_or_default<bool>(o, A::use_global_stats);
+        p.variance = core::desc_of(inputs[3]);
+        size_t gamma_port = 4;
+        if (o.get_kind() == op::kind::BatchNormTrainingBackpropFromSums) {
+            p.part = core::bn_bwd_part::from_sums;
+            p.sum_diff_dst = core::desc_of(inputs[4]);
+            p.sum_diff_dst_centered = core::desc_of(inputs[5]);
+            gamma_port = 6;
+        }
+        if (inputs.size() > gamma_port) p.gamma = core::desc_of(inputs[gamma_port]);
+        p.diff_src = core::desc_of(outputs[0]);
+        if (outputs.size() == 3) {
+            p.diff_gamma = core::desc_of(outputs[1]);
+            p.diff_beta = core::desc_of(outputs[2]);
+        }
     }
     const int rank = p.src.ndims();
     const int c = channel_axis(channels_last_of(o), rank);
@@ -165,8 +252,13 @@ core::bn_bwd_problem resolve_batchnorm_bwd(const op &o,
     p.reduce_count = 1;
     for (int a = 0; a < rank; ++a)
         if (p.reduced[a]) p.reduce_count *= p.src.shape[a];
+    if (p.part == core::bn_bwd_part::from_sums) p.reduce_count = std::get<int64_t>(*o.find_attr(A::global_count));
     p.mean_strides = stat_strides(p.mean, p.reduced, c);
-    p.variance_strides = stat_strides(p.variance, p.reduced, c);
+    if (p.part != core::bn_bwd_part::local_sums) p.variance_strides = stat_strides(p.variance, p.reduced, c);
+    if (p.sum_diff_dst) {
+        p.sum_diff_dst_strides = stat_strides(*p.sum_diff_dst, p.reduced, c);
+        p.sum_diff_dst_centered_strides = stat_strides(*p.sum_diff_dst_centered, p.reduced, c);
+    }
     if (p.gamma) p.gamma_strides = stat_strides(*p.gamma, p.reduced, c);
     if (p.diff_gamma) {
         p.diff_gamma_strides = stat_strides(*p.diff_gamma, p.reduced, c);
