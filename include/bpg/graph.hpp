@@ -32,13 +32,15 @@ class op {
 public:
     // BatchNormTrainingBackpropSums and BatchNormTrainingBackpropFromSums
     // split BatchNormTrainingBackprop where its per-channel sums are reduced
-    // across processes (SyncBatchNorm); bpg extensions (docs/semantics.md).
+    // across processes (SyncBatchNorm); BatchNormForwardSums gives the sums
+    // of the forward statistics. bpg extensions (docs/semantics.md).
     enum class kind {
         InterpolateBackprop,
         BatchNormTrainingBackprop,
         ReLUBackprop,
         BatchNormTrainingBackpropSums,
         BatchNormTrainingBackpropFromSums,
+        BatchNormForwardSums,
     };
     enum class attr {
         mode,

@@ -34,7 +34,13 @@ enum class bn_bwd_part {
     whole,      // BatchNormTrainingBackprop
     local_sums, // BatchNormTrainingBackpropSums: sum_diff_dst, sum_diff_dst_centered (no diff_src)
     from_sums,  // BatchNormTrainingBackpropFromSums: diff_src etc. from the sums over the global batch
+    // BatchNormForwardSums: sum (src - shift), sum (src - shift)^2, as
+    // local_sums with diff_dst = src and mean = shift, then shifted.
+    forward_sums,
 };
+
+// The parts that end with their sums (no variance, no diff_src).
+inline bool ends_with_sums(bn_bwd_part p) { return p == bn_bwd_part::local_sums || p == bn_bwd_part::forward_sums; }
 
 struct bn_bwd_problem {
     size_t op_id = 0;

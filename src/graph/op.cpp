@@ -65,6 +65,7 @@ const kind_name kind_names[] = {
         {op::kind::ReLUBackprop, "ReLUBackward"},
         {op::kind::BatchNormTrainingBackpropSums, "BatchNormTrainingBackpropSums"},
         {op::kind::BatchNormTrainingBackpropFromSums, "BatchNormTrainingBackpropFromSums"},
+        {op::kind::BatchNormForwardSums, "BatchNormForwardSums"},
 };
 
 struct attr_name { op::attr attr; const char *name; };

@@ -9,6 +9,7 @@ const op_schema &batchnorm_bwd_schema();
 const op_schema &relu_bwd_schema();
 const op_schema &batchnorm_bwd_sums_schema();
 const op_schema &batchnorm_bwd_from_sums_schema();
+const op_schema &batchnorm_fwd_sums_schema();
 
 const op_schema &schema_of(op::kind k) {
     switch (k) {
@@ -17,6 +18,7 @@ const op_schema &schema_of(op::kind k) {
         case op::kind::ReLUBackprop: return relu_bwd_schema();
         case op::kind::BatchNormTrainingBackpropSums: return batchnorm_bwd_sums_schema();
         case op::kind::BatchNormTrainingBackpropFromSums: return batchnorm_bwd_from_sums_schema();
+        case op::kind::BatchNormForwardSums: return batchnorm_fwd_sums_schema();
     }
     throw error(status::invalid_argument, "unknown op kind");
 }

@@ -169,7 +169,8 @@ backends::op_problem resolve(const op &o, const std::vector<logical_tensor> &in,
         case op::kind::BatchNormTrainingBackprop: return graph_impl::resolve_batchnorm_bwd(o, in, out);
         case op::kind::ReLUBackprop: return graph_impl::resolve_relu_bwd(o, in, out);
         case op::kind::BatchNormTrainingBackpropSums:
-        case op::kind::BatchNormTrainingBackpropFromSums: return graph_impl::resolve_batchnorm_bwd(o, in, out);
+        case op::kind::BatchNormTrainingBackpropFromSums:
+        case op::kind::BatchNormForwardSums: return graph_impl::resolve_batchnorm_bwd(o, in, out);
     }
     throw error(status::invalid_argument, "unknown op kind");
 }

@@ -38,7 +38,7 @@ split_shape split(const core::bn_bwd_problem &p) {
 // wrong M; compile() should never produce them, so this is a bug check.
 void check_consistent(const core::bn_bwd_problem &p, const split_shape &s) {
     const size_t r = p.src.shape.size();
-    const bool has_diff_src = p.part != core::bn_bwd_part::local_sums;
+    const bool has_diff_src = !core::ends_with_sums(p.part);
     bool ok = p.reduced.size() == r && p.src.strides.size() == r && p.diff_dst.shape == p.src.shape
             && (!has_diff_src || (p.diff_src.shape == p.src.shape && p.diff_src.strides.size() == r))
             && p.diff_dst.strides.size() == r && p.mean_strides.size() == r
@@ -79,7 +79,8 @@ void batchnorm_bwd(const core::bn_bwd_problem &p, const bn_buffers &b) {
     const dims member_strides = dense_strides(shapes.member); // only to drive the loop
     const dims group_strides = dense_strides(shapes.group);
     const double eps = double(p.epsilon);
-    const bool local_sums = p.part == core::bn_bwd_part::local_sums, from_sums = p.part == core::bn_bwd_part::from_sums;
+    const bool local_sums = core::ends_with_sums(p.part), from_sums = p.part == core::bn_bwd_part::from_sums;
+    const bool forward = p.part == core::bn_bwd_part::forward_sums;
 
     core::for_each_index(shapes.group, group_strides, [&](const dims &g, int64_t) {
         const double mu = core::load_as_double(b.mean, p.mean.dt, offset_of(g, p.mean_strides));
@@ -114,9 +115,19 @@ void batchnorm_bwd(const core::bn_bwd_problem &p, const bn_buffers &b) {
             });
         }
         if (local_sums) {
-            core::store_from_double(b.sum_diff_dst, p.sum_diff_dst->dt, offset_of(g, p.sum_diff_dst_strides), sum_dd);
+            // forward: sum (x - s) and sum (x - s)^2 with s = mean (the shift).
+            double first = sum_dd, second = sum_dd_centered;
+            if (forward) {
+                first = 0.0, second = 0.0;
+                core::for_each_index(shapes.member, member_strides, [&](const dims &m, int64_t) {
+                    const double d = load(b.src, p.src, m) - mu;
+                    first += d;
+                    second += d * d;
+                });
+            }
+            core::store_from_double(b.sum_diff_dst, p.sum_diff_dst->dt, offset_of(g, p.sum_diff_dst_strides), first);
             core::store_from_double(b.sum_diff_dst_centered, p.sum_diff_dst_centered->dt,
-                    offset_of(g, p.sum_diff_dst_centered_strides), sum_dd_centered);
+                    offset_of(g, p.sum_diff_dst_centered_strides), second);
             return;
         }
 

@@ -2,8 +2,9 @@
 // backward split for SyncBatchNorm: a batch cut into "ranks" (one of them
 // empty), each rank's sums added, and each rank's diff_src from the global
 // sums, equal BatchNormTrainingBackprop on the whole batch; on tbb and ref,
-// both layouts, every dtype; the tbb paths; the same bits on any thread
-// count; the schema's errors.
+// both layouts, every dtype; BatchNormForwardSums against sums in f64, a
+// mean far from 0 too; the tbb paths; the same bits on any thread count; the
+// schema's errors.
 #include <cmath>
 #include <map>
 #include <random>
@@ -47,6 +48,12 @@ op whole_op(const split_case &k) {
 op sums_op(const split_case &k, int64_t batch) {
     op o(0, op::kind::BatchNormTrainingBackpropSums, {data(k, 0, batch), data(k, 1, batch), stat(k, 2)},
             {stat(k, 8), stat(k, 9)});
+    o.set_attr(op::attr::data_format, k.nxc ? "NXC" : "NCX");
+    return o;
+}
+
+op forward_sums_op(const split_case &k) {
+    op o(0, op::kind::BatchNormForwardSums, {data(k, 0, k.n), stat(k, 2)}, {stat(k, 8), stat(k, 9)});
     o.set_attr(op::attr::data_format, k.nxc ? "NXC" : "NCX");
     return o;
 }
@@ -203,6 +210,45 @@ TEST(BatchNormSplit, EveryLayoutPathOfTheKernel) {
         }
 }
 
+// sum (src - shift) and sum (src - shift)^2 per channel, in f64 here.
+void expect_forward_sums(const split_case &k, float offset, backend_kind b, uint32_t seed) {
+    SCOPED_TRACE(k.name() + " offset " + std::to_string(offset) + " on " + to_string(b));
+    values in = inputs_of(k, seed);
+    for (float &x : in[0]) x = float(x + offset);
+    in[2] = std::vector<float>(size_t(k.c), offset + 0.1f); // the shift: near the mean
+    for (size_t j = 0; j < in[0].size(); ++j) // (as the kernel reads it)
+        in[0][j] = float(core::load_as_double(&in[0][j], data_type::f32, 0));
+    const run_result r = run_op(forward_sums_op(k), in, b);
+    if (b == backend_kind::tbb) EXPECT_EQ(r.path, "bn:local_sums:sums=shifted_squares:update=none:cached");
+    std::vector<double> s1(size_t(k.c)), s2(size_t(k.c));
+    const dims shape = k.shape(k.n);
+    const logical_tensor lt = data(k, 0, k.n);
+    size_t i = 0;
+    core::for_each_index(shape, lt.get_strides(), [&](const dims &idx, int64_t) {
+        const size_t c = size_t(idx[k.nxc ? 3 : 1]);
+        // The data as stored in the case's dtype.
+        std::vector<char> one(8);
+        core::store_from_double(one.data(), k.dt, 0, in[0][i++]);
+        const double d = core::load_as_double(one.data(), k.dt, 0) - double(in[2][c]);
+        s1[c] += d, s2[c] += d * d;
+    });
+    expect_close(r.out.at(8), std::vector<float>(s1.begin(), s1.end()), data_type::f32, "sum_src");
+    expect_close(r.out.at(9), std::vector<float>(s2.begin(), s2.end()), data_type::f32, "sum_squares");
+}
+
+TEST(BatchNormSplit, ForwardSumsOnEveryLayoutAndDtype) {
+    uint32_t seed = 200;
+    for (backend_kind b : {backend_kind::tbb, backend_kind::ref})
+        for (data_type dt : {data_type::f32, data_type::bf16, data_type::f16})
+            for (bool nxc : {false, true})
+                for (int64_t c : {3, 32, 80}) {
+                    split_case k;
+                    k.dt = dt, k.nxc = nxc, k.c = c, k.h = 7, k.w = 9;
+                    expect_forward_sums(k, 0.f, b, seed++);
+                    expect_forward_sums(k, dt == data_type::f32 ? 50.f : 2.f, b, seed++); // mean far from 0
+                }
+}
+
 TEST(BatchNormSplit, SameBitsOnAnyThreadCount) {
     split_case k;
     k.n = 4, k.c = 24, k.h = 17, k.w = 19;
@@ -211,12 +257,14 @@ TEST(BatchNormSplit, SameBitsOnAnyThreadCount) {
         values in = inputs_of(k, 7);
         in[8] = std::vector<float>(size_t(k.c), 0.5f);
         in[9] = std::vector<float>(size_t(k.c), -0.25f);
-        values one_sums, one_ds;
+        values one_sums, one_ds, one_forward;
         with_default_threads(1, [&] {
+            one_forward = run_op(forward_sums_op(k), in, backend_kind::tbb).out;
             one_sums = run_op(sums_op(k, k.n), in, backend_kind::tbb).out;
             one_ds = run_op(from_sums_op(k, k.n, 3 * k.n * k.h * k.w), in, backend_kind::tbb).out;
         });
         with_default_threads(3, [&] {
+            EXPECT_EQ(run_op(forward_sums_op(k), in, backend_kind::tbb).out, one_forward) << k.name();
             EXPECT_EQ(run_op(sums_op(k, k.n), in, backend_kind::tbb).out, one_sums) << k.name();
             EXPECT_EQ(run_op(from_sums_op(k, k.n, 3 * k.n * k.h * k.w), in, backend_kind::tbb).out, one_ds) << k.name();
         });

@@ -17,7 +17,8 @@ std::string page_of(op::kind k) {
         case op::kind::BatchNormTrainingBackprop: return doc("ops/batchnorm_training_backprop.md");
         case op::kind::ReLUBackprop: return doc("ops/relu_backprop.md");
         case op::kind::BatchNormTrainingBackpropSums:
-        case op::kind::BatchNormTrainingBackpropFromSums: return doc("ops/batchnorm_training_backprop_split.md");
+        case op::kind::BatchNormTrainingBackpropFromSums:
+        case op::kind::BatchNormForwardSums: return doc("ops/batchnorm_training_backprop_split.md");
     }
     return "";
 }

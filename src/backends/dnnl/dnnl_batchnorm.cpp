@@ -37,8 +37,8 @@ struct stat_view {
 
 std::string static_refusal(const core::bn_bwd_problem &p, plan &pl) {
     if (p.part != core::bn_bwd_part::whole)
-        return "oneDNN has no batch normalization backward split at its sums (BatchNormTrainingBackpropSums, "
-               "BatchNormTrainingBackpropFromSums)";
+        return "oneDNN has no batch normalization split at its sums (BatchNormTrainingBackpropSums, "
+               "BatchNormTrainingBackpropFromSums, BatchNormForwardSums)";
     const data_type dt = p.src.dt;
     if (p.diff_dst.dt != dt || p.diff_src.dt != dt)
         return std::string("src, diff_dst and diff_src are ") + to_string(dt) + ", "

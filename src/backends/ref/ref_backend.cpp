@@ -20,7 +20,7 @@ struct op_runner {
     }
     void operator()(const core::bn_bwd_problem &p) const {
         const auto optional = [&](const std::optional<core::tensor_desc> &t) { return t ? buffer_of(b, t->id) : nullptr; };
-        const bool sums_out = p.part == core::bn_bwd_part::local_sums;
+        const bool sums_out = core::ends_with_sums(p.part);
         reference::bn_buffers r;
         r.src = buffer_of(b, p.src.id), r.diff_dst = buffer_of(b, p.diff_dst.id), r.mean = buffer_of(b, p.mean.id);
         r.variance = sums_out ? nullptr : buffer_of(b, p.variance.id);

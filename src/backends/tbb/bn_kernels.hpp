@@ -50,6 +50,11 @@ void narrow_sums(const bn_plan &p, const data &d, const float *mean, double *par
         const coeffs *global);
 void narrow_update(const bn_plan &p, const data &d, const coeffs &cf, int64_t a0, int64_t a1);
 
+// BatchNormForwardSums, bn_shifted_squares.cpp: per channel the sums of
+// src - shift and its square on planar rows [i0, i1) or channels-last
+// chunks [i0, i1), partials laid out as pass 1's.
+void shifted_squares(const bn_plan &p, const data &d, const float *shift, double *partial, int64_t i0, int64_t i1);
+
 } // namespace bpg::tbb_backend::bn
 
 // Defines entry point NAME PARAMS (PARAMS starting with `const bn_plan &p`):

@@ -26,7 +26,7 @@ bool relu_mask_fits(const bn_plan &p) {
 }
 
 bn_schedule schedule_of(const bn_plan &p) {
-    if (p.part == core::bn_bwd_part::local_sums) return bn_schedule::local_sums;
+    if (core::ends_with_sums(p.part)) return bn_schedule::local_sums;
     if (p.part == core::bn_bwd_part::from_sums) return bn_schedule::from_sums;
     if (p.global_stats) return p.has_diff_stats ? bn_schedule::global_sums : bn_schedule::global_update;
     if (p.planar && p.K >= 8) return p.channels_per_task > 1 ? bn_schedule::channel_groups : bn_schedule::channel_tasks;
@@ -88,13 +88,16 @@ void choose_bn_path(bn_plan &p) {
     }
     p.avx512 = has_avx512f();
     // (local_sums writes no diff_src.)
-    const int64_t bytes = p.part == core::bn_bwd_part::local_sums ? 0 : p.A * p.K * p.B * int64_t(size_of(p.dt));
+    const int64_t bytes = core::ends_with_sums(p.part) ? 0 : p.A * p.K * p.B * int64_t(size_of(p.dt));
     p.store = bytes >= size_threshold(nontemporal_min_bytes) ? bn_store::nontemporal : bn_store::cached;
     p.channels_per_task = p.planar ? bn::channels_per_task(p) : 1;
     p.schedule = schedule_of(p);
     const bool sums = p.schedule != bn_schedule::global_update && p.schedule != bn_schedule::from_sums;
     const bool update = p.schedule != bn_schedule::global_sums && p.schedule != bn_schedule::local_sums;
-    p.sums = !sums ? bn_loops::none : p.planar ? planar_sums(p) : channels_last_sums(p);
+    p.sums = !sums                                             ? bn_loops::none
+            : p.part == core::bn_bwd_part::forward_sums ? bn_loops::shifted_squares
+            : p.planar                                  ? planar_sums(p)
+                                                        : channels_last_sums(p);
     p.update = !update ? bn_loops::none : p.planar ? planar_update(p) : channels_last_update(p);
 }
 
@@ -127,6 +130,7 @@ std::string to_string(bn_loops l) {
         case bn_loops::narrow: return "narrow";
         case bn_loops::narrow_avx512: return "narrow_avx512";
         case bn_loops::relu_mask_avx512: return "relu_mask_avx512";
+        case bn_loops::shifted_squares: return "shifted_squares";
     }
     return "?";
 }

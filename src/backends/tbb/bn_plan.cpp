@@ -67,7 +67,7 @@ std::string make_bn_plan(const backends::partition_problem &p, bn_plan &plan) {
         q.relu_dd_id = relu->diff_dst.id;
     }
     q.part = bn->part;
-    const bool local_sums = q.part == core::bn_bwd_part::local_sums;
+    const bool local_sums = core::ends_with_sums(q.part);
     if (bn->src.element_count() == 0) {
         // Decided here, before the [A, K, B] view below, which leaves out
         // extent-1 axes and would take a 0 axis for one.

@@ -55,6 +55,7 @@ enum class bn_loops {
     narrow,                // channels-last rows of < 16 channels as one flat run of vectors
     narrow_avx512,         // the same with AVX-512 loads and stores
     relu_mask_avx512,      // channels-last f32 with a fused ReLU: its decisions as bits
+    shifted_squares,       // BatchNormForwardSums: sums of src - shift and its square, either layout
 };
 
 // How diff_src is written: cached, or past the caches (from the registers

@@ -126,7 +126,7 @@ struct bn_execution {
             d.relu_in = b.at(p.relu_in_id);
             d.relu_dd = b.at(p.relu_dd_id);
         }
-        if (p.part != core::bn_bwd_part::local_sums) d.ds = b.at(p.ds_id);
+        if (!core::ends_with_sums(p.part)) d.ds = b.at(p.ds_id);
         d.nontemporal = p.store == bn_store::nontemporal;
         lay_out(p, base, w);
     }
@@ -142,7 +142,7 @@ struct bn_execution {
         std::fill(w.s2, w.s2 + K, 0.0);
         std::fill(w.dg, w.dg + K, 0.0);
         std::fill(w.literal, w.literal + K, char(0));
-        const bool sums_given = p.part == core::bn_bwd_part::from_sums, variance = p.part != core::bn_bwd_part::local_sums;
+        const bool sums_given = p.part == core::bn_bwd_part::from_sums, variance = !core::ends_with_sums(p.part);
         for (int64_t k = 0; k < p.K; ++k) {
             w.mean[size_t(k)] = stat(p.mean_id, p.mean_dt, p.mean_off, k);
             if (variance)
@@ -178,7 +178,8 @@ struct bn_execution {
 
     // Pass 1 on items [i0, i1): planar rows, or channels-last chunks of rows.
     void sums(int64_t i0, int64_t i1, const coeffs *global = nullptr) {
-        if (p.planar) bn::planar_sums(p, d, w.cf.mean.data(), w.partial, i0, i1, global);
+        if (p.sums == bn_loops::shifted_squares) bn::shifted_squares(p, d, w.cf.mean.data(), w.partial, i0, i1);
+        else if (p.planar) bn::planar_sums(p, d, w.cf.mean.data(), w.partial, i0, i1, global);
         else bn::channels_last_sums(p, d, w.cf.mean.data(), w.partial, i0, i1, global);
     }
 
@@ -317,7 +318,7 @@ struct bn_execution {
     // diff_gamma and diff_beta; then channels whose coefficients are not
     // finite get the formula as written.
     void finish_outputs() const {
-        if (p.part == core::bn_bwd_part::local_sums) {
+        if (core::ends_with_sums(p.part)) {
             for (size_t k = 0; k < size_t(p.K); ++k) {
                 core::store_from_double(b.at(p.sum_dd_id), data_type::f32, p.sum_dd_off[k], w.db[k]);
                 core::store_from_double(b.at(p.sum_centered_id), data_type::f32, p.sum_centered_off[k], w.s2[k]);

@@ -28,6 +28,7 @@ struct bn_port {
 };
 
 bool is_data_port(op::kind k, bool input, size_t i) {
+    if (k == op::kind::BatchNormForwardSums) return input && i == 0; // src (input 1: shift)
     if (input) return i <= 1; // src, diff_dst
     return i == 0 && k != op::kind::BatchNormTrainingBackpropSums; // diff_src
 }
@@ -140,7 +141,8 @@ void check_global_count(const op &o, const logical_tensor &src, const logical_te
 
 void check_batchnorm(const op &o, const std::vector<logical_tensor> &in,
         const std::vector<logical_tensor> &out) {
-    const bool sums = o.get_kind() == op::kind::BatchNormTrainingBackpropSums;
+    const bool sums = o.get_kind() == op::kind::BatchNormTrainingBackpropSums
+            || o.get_kind() == op::kind::BatchNormForwardSums;
     if (!sums && out.size() == 2)
         fail(o, status::invalid_graph,
                 "has 2 outputs; diff_gamma and diff_beta go together: give 1 output (diff_src) "
@@ -154,6 +156,7 @@ void check_batchnorm(const op &o, const std::vector<logical_tensor> &in,
 
 std::vector<dims> infer_batchnorm(const op &o, const std::vector<logical_tensor> &in) {
     if (o.get_kind() == op::kind::BatchNormTrainingBackpropSums) return {in[2].get_dims(), in[2].get_dims()};
+    if (o.get_kind() == op::kind::BatchNormForwardSums) return {in[1].get_dims(), in[1].get_dims()};
     std::vector<dims> out {in[0].get_dims()};
     for (size_t i = 1; i < o.get_outputs().size(); ++i) out.push_back(in[2].get_dims());
     return out;
@@ -197,6 +200,14 @@ const op_schema &batchnorm_bwd_sums_schema() {
     return s;
 }
 
+const op_schema &batchnorm_fwd_sums_schema() {
+    static const op_schema s {op::kind::BatchNormForwardSums, {{"src", false}, {"shift", false}},
+            {{"sum_src", false}, {"sum_squares", false}},
+            {{A::data_format, attr_type::string, false, std::string("NXC"), {"NXC", "NCX"}}}, check_batchnorm,
+            infer_batchnorm};
+    return s;
+}
+
 const op_schema &batchnorm_bwd_from_sums_schema() {
     static const op_schema s {op::kind::BatchNormTrainingBackpropFromSums,
             {{"src", false}, {"diff_dst", false}, {"mean", false}, {"variance", false}, {"sum_diff_dst", false},
@@ -216,13 +227,21 @@ core::bn_bwd_problem resolve_batchnorm_bwd(const op &o,
     core::bn_bwd_problem p;
     p.op_id = o.get_id();
     p.src = core::desc_of(inputs[0]);
-    p.diff_dst = core::desc_of(inputs[1]);
-    p.mean = core::desc_of(inputs[2]);
-    if (o.get_kind() == op::kind::BatchNormTrainingBackpropSums) {
+    if (o.get_kind() == op::kind::BatchNormForwardSums) {
+        p.part = core::bn_bwd_part::forward_sums;
+        p.diff_dst = p.src; // the sums of the backward with diff_dst = src and mean = shift
+        p.mean = core::desc_of(inputs[1]);
+        p.sum_diff_dst = core::desc_of(outputs[0]);
+        p.sum_diff_dst_centered = core::desc_of(outputs[1]);
+    } else if (o.get_kind() == op::kind::BatchNormTrainingBackpropSums) {
+        p.diff_dst = core::desc_of(inputs[1]);
+        p.mean = core::desc_of(inputs[2]);
         p.part = core::bn_bwd_part::local_sums;
         p.sum_diff_dst = core::desc_of(outputs[0]);
         p.sum_diff_dst_centered = core::desc_of(outputs[1]);
     } else {
+        p.diff_dst = core::desc_of(inputs[1]);
+        p.mean = core::desc_of(inputs[2]);
         p.epsilon = std::get<float>(*o.find_attr(A::epsilon));
         if (o.get_kind() == op::kind::BatchNormTrainingBackprop)
             p.use_global_stats = *attr_or_default<bool>(o, A::use_global_stats);
@@ -254,7 +273,7 @@ core::bn_bwd_problem resolve_batchnorm_bwd(const op &o,
         if (p.reduced[a]) p.reduce_count *= p.src.shape[a];
     if (p.part == core::bn_bwd_part::from_sums) p.reduce_count = std::get<int64_t>(*o.find_attr(A::global_count));
     p.mean_strides = stat_strides(p.mean, p.reduced, c);
-    if (p.part != core::bn_bwd_part::local_sums) p.variance_strides = stat_strides(p.variance, p.reduced, c);
+    if (!core::ends_with_sums(p.part)) p.variance_strides = stat_strides(p.variance, p.reduced, c);
     if (p.sum_diff_dst) {
         p.sum_diff_dst_strides = stat_strides(*p.sum_diff_dst, p.reduced, c);
         p.sum_diff_dst_centered_strides = stat_strides(*p.sum_diff_dst_centered, p.reduced, c);
