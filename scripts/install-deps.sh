@@ -7,6 +7,8 @@ set -euo pipefail
 packages=(cmake make g++ libdnnl-dev ocl-icd-opencl-dev libtbb-dev nlohmann-json3-dev libcli11-dev libbenchmark-dev libgtest-dev)
 # The PyTorch extension (BPG_TORCH) and its python tests: Debian's torch.
 packages+=(python3-torch libtorch-dev python3-pytest python3-numpy python3-dev)
+# The MPI example of SyncBatchNorm (ctest runs it on 2 and 3 processes).
+packages+=(libopenmpi-dev openmpi-bin)
 # `install-deps.sh fuzz`: also clang and its libFuzzer and sanitizer runtimes (scripts/fuzz.sh).
 if [ "${1:-}" = "fuzz" ]; then packages+=(clang libclang-rt-14-dev); fi
 missing=()
