@@ -262,6 +262,47 @@ std::shared_ptr<cached_partition> compile_bn(data_type dt, const bpg_capi_tensor
     return entry;
 }
 
+// One part of SyncBatchNorm (bpg_capi_batchnorm_part), ports in its order.
+std::shared_ptr<cached_partition> compile_bn_part(int part, data_type dt, const bpg_capi_tensor &t, bool has_gamma,
+        int64_t global_count, double epsilon, const compile_options &o) {
+    const dims shape = dims_of(t), strides = strides_of(t), c {t.dims[1]};
+    auto data = [&](size_t id) { return logical_tensor(id, dt, shape, strides); };
+    auto stat = [&](size_t id) { return logical_tensor(id, data_type::f32, c); };
+    std::vector<logical_tensor> in, out;
+    op o_part(0, op::kind::BatchNormForwardSums, "bpg_torch_bn_part");
+    switch (part) {
+        case BPG_CAPI_BN_FORWARD_SUMS:
+            in = {data(src_id), stat(mean_id)};
+            out = {stat(diff_gamma_id), stat(diff_beta_id)};
+            break;
+        case BPG_CAPI_BN_BACKWARD_SUMS:
+            o_part = op(0, op::kind::BatchNormTrainingBackpropSums, "bpg_torch_bn_bwd_sums");
+            in = {data(src_id), data(diff_dst_id), stat(mean_id)};
+            out = {stat(diff_gamma_id), stat(diff_beta_id)};
+            break;
+        case BPG_CAPI_BN_FROM_SUMS:
+            o_part = op(0, op::kind::BatchNormTrainingBackpropFromSums, "bpg_torch_bn_bwd_from_sums");
+            in = {data(src_id), data(diff_dst_id), stat(mean_id), stat(variance_id), stat(diff_gamma_id),
+                    stat(diff_beta_id)};
+            if (has_gamma) in.push_back(stat(gamma_id));
+            out = {data(diff_src_id)};
+            o_part.set_attr(op::attr::epsilon, float(epsilon)).set_attr(op::attr::global_count, global_count);
+            break;
+        default: throw error(status::invalid_argument, "bpg_capi: unknown BatchNorm part " + std::to_string(part));
+    }
+    o_part.add_inputs(in).add_outputs(out).set_attr(op::attr::data_format, "NCX");
+    graph g;
+    g.add_op(o_part);
+    auto entry = std::make_shared<cached_partition>();
+    entry->cp = compile_single(g, in, out, o);
+    for (const logical_tensor &lt : in) entry->inputs.emplace_back(lt, engine(), nullptr);
+    for (const logical_tensor &lt : out) entry->outputs.emplace_back(lt, engine(), nullptr);
+    entry->bound_inputs = entry->inputs;
+    entry->bound_outputs = entry->outputs;
+    entry->backend = to_string(entry->cp.get_backend());
+    return entry;
+}
+
 // Binds the handles (in port order) and executes. The entry's bound vectors
 // are reused when no other thread holds them; else a copy is bound.
 void run(cached_partition &e, const void *const *in, void *const *out) {
@@ -387,6 +428,42 @@ int bpg_capi_batchnorm_backward(int dtype, const bpg_capi_tensor *data, int fuse
         if (has_gamma) in[n++] = gamma;
         void *out[3] = {diff_src, diff_gamma, diff_beta};
         if (src || diff_dst || diff_src) run(*e, in, out);
+        outcome->backend = e->backend;
+        outcome->cache_hit = hit;
+    });
+}
+
+int bpg_capi_batchnorm_part(int part, int dtype, const bpg_capi_tensor *data, int has_gamma_arg,
+        int64_t global_count, double epsilon, const void *const *in, void *const *out, const bpg_capi_call *call,
+        bpg_capi_outcome *outcome, char *message, size_t message_size) {
+    return guarded(message, message_size, [&] {
+        if (!data || !call || !outcome || (in && !out))
+            throw error(status::invalid_argument, "bpg_capi_batchnorm_part: null pointer");
+        check_tensor(*data, "data");
+        const bool has_gamma = part == BPG_CAPI_BN_FROM_SUMS && has_gamma_arg != 0;
+        if (part != BPG_CAPI_BN_FROM_SUMS) global_count = 0, epsilon = 0;
+        cache_key key;
+        key.push(3);
+        key.push(part);
+        key.push(dtype);
+        key.push(call->max_threads);
+        key.push(call->runtime);
+        key.push(has_gamma);
+        key.push(global_count);
+        key.push_float(float(epsilon));
+        key.push(data->rank);
+        for (int i = 0; i < data->rank; ++i) {
+            key.push(data->dims[i]);
+            key.push(data->strides[i]);
+        }
+        bool hit = true;
+        std::shared_ptr<cached_partition> e = bpg_capi::cache().find(key);
+        if (!e) {
+            hit = false;
+            e = compile_bn_part(part, dtype_of(dtype), *data, has_gamma, global_count, epsilon, options_of(*call));
+            bpg_capi::cache().insert(key, e);
+        }
+        if (in) run(*e, in, out);
         outcome->backend = e->backend;
         outcome->cache_hit = hit;
     });

@@ -118,6 +118,27 @@ int bpg_capi_batchnorm_backward(int dtype, const bpg_capi_tensor *data,
                                 bpg_capi_outcome *outcome, char *message,
                                 size_t message_size);
 
+/* SyncBatchNorm's parts over NCX data (channel axis 1), per-channel tensors
+ * f32 of C values; `in` and `out` hold the data pointers in this order:
+ *   BPG_CAPI_BN_FORWARD_SUMS   in {src, shift}; out {sum_src, sum_squares}
+ *   BPG_CAPI_BN_BACKWARD_SUMS  in {src, diff_dst, mean};
+ *                              out {sum_diff_dst, sum_diff_dst_centered}
+ *   BPG_CAPI_BN_FROM_SUMS      in {src, diff_dst, mean, variance, sum_diff_dst,
+ *                              sum_diff_dst_centered[, gamma]}; out {diff_src}
+ * (docs/ops/batchnorm_training_backprop_split.md). global_count, epsilon and
+ * has_gamma are read by BPG_CAPI_BN_FROM_SUMS only. in NULL: compile (or
+ * find) only. */
+enum bpg_capi_bn_part {
+  BPG_CAPI_BN_FORWARD_SUMS = 1,
+  BPG_CAPI_BN_BACKWARD_SUMS = 2,
+  BPG_CAPI_BN_FROM_SUMS = 3
+};
+int bpg_capi_batchnorm_part(int part, int dtype, const bpg_capi_tensor *data,
+                            int has_gamma, int64_t global_count, double epsilon,
+                            const void *const *in, void *const *out,
+                            const bpg_capi_call *call, bpg_capi_outcome *outcome,
+                            char *message, size_t message_size);
+
 /* [hits, misses, size, capacity] of the compiled-partition cache. */
 void bpg_capi_cache_info(int64_t info[4]);
 /* Capacity >= 1; entries beyond it are dropped, least recently used first. */

@@ -25,12 +25,13 @@ from .functional import batch_norm, explain, explain_batch_norm, interpolate  # 
 from .modules import (  # noqa: E402
     BatchNorm1d, BatchNorm2d, BatchNorm3d,
     BatchNormReLU1d, BatchNormReLU2d, BatchNormReLU3d, Upsample)
+from .sync_batchnorm import SyncBatchNorm  # noqa: E402
 from .convert import convert  # noqa: E402
 from .threads import cache_info, get_num_threads, set_num_threads  # noqa: E402
 
 __all__ = [
     "interpolate", "batch_norm", "explain", "explain_batch_norm",
     "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
-    "BatchNormReLU1d", "BatchNormReLU2d", "BatchNormReLU3d", "Upsample",
+    "BatchNormReLU1d", "BatchNormReLU2d", "BatchNormReLU3d", "Upsample", "SyncBatchNorm",
     "convert", "set_num_threads", "get_num_threads", "cache_info",
 ]

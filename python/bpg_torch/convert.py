@@ -46,8 +46,11 @@ def _convert_children(parent):
             _convert_children(child)
 
 
-def convert(model):
+def convert(model, sync=False, process_group=None):
     """model with bpg_torch modules in place of torch.nn's; returns model.
+
+    sync=True: every BatchNorm becomes bpg_torch.SyncBatchNorm over
+    process_group (the default group when None) first, unfused.
 
     Every nn.BatchNorm1d/2d/3d becomes bpg_torch's; a BatchNorm directly
     followed by an nn.ReLU inside an nn.Sequential becomes one BatchNormReLU
@@ -58,6 +61,9 @@ def convert(model):
     if not isinstance(model, nn.Module):
         raise TypeError(
             f"bpg_torch.convert: expected a torch.nn.Module, got {type(model).__name__}")
+    if sync:
+        from .sync_batchnorm import SyncBatchNorm
+        model = SyncBatchNorm.convert_sync_batchnorm(model, process_group)
     if type(model) in _REPLACEMENTS:
         return _rebuilt_as(model, _REPLACEMENTS[type(model)])
     _convert_children(model)

@@ -8,6 +8,17 @@ import torch.nn as nn
 from .functional import _batch_norm, interpolate
 
 
+def running_stats_factor(module):
+    """The running statistics' update factor of a _BatchNorm's training step
+    (counting the step); momentum None is a cumulative average."""
+    factor = 0.0 if module.momentum is None else module.momentum
+    if module.training and module.track_running_stats and module.num_batches_tracked is not None:
+        module.num_batches_tracked.add_(1)
+        if module.momentum is None:
+            factor = 1.0 / float(module.num_batches_tracked)
+    return factor
+
+
 class _BpgBatchNormMixin:
     """forward of torch.nn's _BatchNorm, calling bpg's batch_norm."""
 
@@ -15,12 +26,7 @@ class _BpgBatchNormMixin:
 
     def forward(self, input):
         self._check_input_dim(input)
-        # Momentum None means a cumulative average over the batches seen so far.
-        factor = 0.0 if self.momentum is None else self.momentum
-        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
-            self.num_batches_tracked.add_(1)
-            if self.momentum is None:
-                factor = 1.0 / float(self.num_batches_tracked)
+        factor = running_stats_factor(self)
         # Batch statistics in training, and in evaluation when there are no buffers.
         use_batch_stats = self.training or (self.running_mean is None and self.running_var is None)
         # Buffers are passed only when they are read or are to be updated.

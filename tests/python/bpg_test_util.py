@@ -1,5 +1,10 @@
-"""Helpers shared by the bpg_torch tests: inputs, memory formats, error bounds."""
+"""Helpers shared by the bpg_torch tests: inputs, memory formats, error bounds,
+processes of a torch.distributed group on 127.0.0.1."""
+import socket
+import time
+
 import torch
+import torch.multiprocessing as mp
 
 FORMATS = {
     1: [torch.contiguous_format],
@@ -100,3 +105,35 @@ def check_low_precision_run(bpg_run, torch_run, forward_reference, grad_referenc
     y_b, _, grad_b = bpg_run
     assert torch.equal(y_b, y_t)
     assert_low_precision_ok(grad_b, grad_t, grad_reference)
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def run_ranks(tmp_path, world_size, target, args, timeout_seconds=240):
+    """target(rank, world_size, port, *args, result_path) in world_size spawned
+    processes; their result files, loaded. Fails on a hang or a non-zero exit."""
+    context = mp.get_context("spawn")
+    port = free_port()
+    paths = [tmp_path / f"rank{rank}.pt" for rank in range(world_size)]
+    processes = [context.Process(target=target, args=(rank, world_size, port, *args, str(paths[rank])))
+                 for rank in range(world_size)]
+    for process in processes:
+        process.start()
+    deadline = time.monotonic() + timeout_seconds
+    try:
+        for process in processes:
+            process.join(max(0.0, deadline - time.monotonic()))
+        hung = [rank for rank, p in enumerate(processes) if p.is_alive()]
+        assert not hung, f"ranks {hung} still running after {timeout_seconds} s"
+    finally:
+        for process in processes:
+            if process.is_alive():
+                process.terminate()
+                process.join(10)
+    codes = [p.exitcode for p in processes]
+    assert codes == [0] * world_size, f"rank exit codes {codes}"
+    return [torch.load(path) for path in paths]

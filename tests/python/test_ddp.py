@@ -2,23 +2,13 @@
 
 Each rank's bpg_torch run must equal torch's own DDP run on that rank.
 """
-import socket
-import time
-
 import torch
-import torch.multiprocessing as mp
 
+import bpg_test_util
 import ddp_worker
 
 WORLD_SIZE = 2
 STEPS = 20
-TIMEOUT_SECONDS = 240
-
-
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def assert_relative(actual, expected, what, rel=1e-4):
@@ -27,33 +17,8 @@ def assert_relative(actual, expected, what, rel=1e-4):
     assert difference <= rel * scale, f"{what}: {difference:.3g} > {rel} * {scale:.3g}"
 
 
-def run_ranks(tmp_path):
-    context = mp.get_context("spawn")
-    port = free_port()
-    paths = [tmp_path / f"rank{rank}.pt" for rank in range(WORLD_SIZE)]
-    processes = [context.Process(target=ddp_worker.run_rank,
-                                 args=(rank, WORLD_SIZE, port, STEPS, str(paths[rank])))
-                 for rank in range(WORLD_SIZE)]
-    for process in processes:
-        process.start()
-    deadline = time.monotonic() + TIMEOUT_SECONDS
-    try:
-        for process in processes:
-            process.join(max(0.0, deadline - time.monotonic()))
-        hung = [rank for rank, p in enumerate(processes) if p.is_alive()]
-        assert not hung, f"ranks {hung} still running after {TIMEOUT_SECONDS} s"
-    finally:
-        for process in processes:
-            if process.is_alive():
-                process.terminate()
-                process.join(10)
-    codes = [p.exitcode for p in processes]
-    assert codes == [0] * WORLD_SIZE, f"rank exit codes {codes}"
-    return [torch.load(path) for path in paths]
-
-
 def test_ddp_training_equals_torch(tmp_path):
-    results = run_ranks(tmp_path)
+    results = bpg_test_util.run_ranks(tmp_path, WORLD_SIZE, ddp_worker.run_rank, (STEPS,))
     for rank, result in enumerate(results):
         assert result["path"].startswith("bpg"), result["path"]
         assert_relative(torch.tensor(result["losses_b"]), torch.tensor(result["losses_t"]),

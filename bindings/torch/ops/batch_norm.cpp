@@ -44,22 +44,6 @@ void check_args(const char *op, const at::Tensor &grad_output, const at::Tensor 
                 "], got ", weight->sizes());
 }
 
-// The same dense strides as `like` (a copy only when t's differ).
-at::Tensor with_strides_of(const at::Tensor &t, const at::Tensor &like) {
-    if (t.strides() == like.strides()) return t;
-    return at::empty_strided(like.sizes(), like.strides(), t.options()).copy_(t);
-}
-
-// Each dispatcher call costs about a microsecond on the tiny tensors where
-// per-call overhead matters: conversions below run only when needed.
-at::Tensor stats_f32(const at::Tensor &t) {
-    if (t.scalar_type() == at::kFloat && t.is_contiguous()) return t;
-    return t.to(at::kFloat).contiguous();
-}
-at::Tensor dense(const at::Tensor &t, at::MemoryFormat format) {
-    return t.is_contiguous(format) ? t : t.contiguous(format);
-}
-at::Tensor as_type(const at::Tensor &t, at::ScalarType type) { return t.scalar_type() == type ? t : t.to(type); }
 
 // torch's own backward (the fallback): relu's gradient first when fused.
 std::tuple<at::Tensor, at::Tensor, at::Tensor> torch_backward(at::Tensor go, const at::Tensor &output,

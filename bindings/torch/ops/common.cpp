@@ -42,4 +42,20 @@ at::MemoryFormat dense_format(const at::Tensor &t) {
     return at::MemoryFormat::Contiguous;
 }
 
+at::Tensor with_strides_of(const at::Tensor &t, const at::Tensor &like) {
+    if (t.strides() == like.strides()) return t;
+    return at::empty_strided(like.sizes(), like.strides(), t.options()).copy_(t);
+}
+
+at::Tensor stats_f32(const at::Tensor &t) {
+    if (t.scalar_type() == at::kFloat && t.is_contiguous()) return t;
+    return t.to(at::kFloat).contiguous();
+}
+
+at::Tensor dense(const at::Tensor &t, at::MemoryFormat format) {
+    return t.is_contiguous(format) ? t : t.contiguous(format);
+}
+
+at::Tensor as_type(const at::Tensor &t, at::ScalarType type) { return t.scalar_type() == type ? t : t.to(type); }
+
 } // namespace bpg_torch

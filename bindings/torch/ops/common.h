@@ -21,4 +21,14 @@ std::string shape_text(at::IntArrayRef s);
 // The dense layout a gradient should have: torch's suggestion for t.
 at::MemoryFormat dense_format(const at::Tensor &t);
 
+// Each dispatcher call costs about a microsecond on the tiny tensors where
+// per-call overhead matters: the conversions below run only when needed.
+// t with the same dense strides as `like` (a copy only when they differ).
+at::Tensor with_strides_of(const at::Tensor &t, const at::Tensor &like);
+// A contiguous f32 copy of per-channel values, or t itself.
+at::Tensor stats_f32(const at::Tensor &t);
+// t in the dense layout `format`.
+at::Tensor dense(const at::Tensor &t, at::MemoryFormat format);
+at::Tensor as_type(const at::Tensor &t, at::ScalarType type);
+
 } // namespace bpg_torch

@@ -30,6 +30,14 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_relu_backward(const at
         const c10::optional<at::Tensor> &weight, bool training, double eps);
 std::string batch_norm_path(const at::Tensor &input, bool training, bool fuse_relu);
 
+// SyncBatchNorm's per-process parts (sync_batch_norm.cpp).
+std::tuple<at::Tensor, at::Tensor> batch_norm_forward_sums(const at::Tensor &input, const at::Tensor &shift);
+std::tuple<at::Tensor, at::Tensor> batch_norm_backward_sums(const at::Tensor &grad_output, const at::Tensor &input,
+        const at::Tensor &mean);
+at::Tensor batch_norm_backward_from_sums(const at::Tensor &grad_output, const at::Tensor &input, const at::Tensor &mean,
+        const at::Tensor &variance, const c10::optional<at::Tensor> &weight, const at::Tensor &sum_dy,
+        const at::Tensor &sum_dy_xmu, int64_t count, double eps);
+
 void set_num_threads_op(int64_t n);
 int64_t get_num_threads_op();
 std::vector<int64_t> cache_info();

@@ -30,6 +30,10 @@ TORCH_LIBRARY(bpg, m) {
     m.def("batch_norm_relu_backward(Tensor grad_output, Tensor output, Tensor input, Tensor mean, Tensor invstd, "
           "Tensor? weight, bool training, float eps) -> (Tensor, Tensor, Tensor)");
     m.def("batch_norm_path(Tensor input, bool training, bool fuse_relu) -> str");
+    m.def("batch_norm_forward_sums(Tensor input, Tensor shift) -> (Tensor, Tensor)");
+    m.def("batch_norm_backward_sums(Tensor grad_output, Tensor input, Tensor mean) -> (Tensor, Tensor)");
+    m.def("batch_norm_backward_from_sums(Tensor grad_output, Tensor input, Tensor mean, Tensor variance, "
+          "Tensor? weight, Tensor sum_dy, Tensor sum_dy_xmu, int count, float eps) -> Tensor");
     m.def("set_num_threads(int n) -> ()", &bpg_torch::set_num_threads_op);
     m.def("get_num_threads() -> int", &bpg_torch::get_num_threads_op);
     m.def("cache_info() -> int[]", &bpg_torch::cache_info);
@@ -48,4 +52,7 @@ TORCH_LIBRARY_IMPL(bpg, CompositeExplicitAutograd, m) {
     m.impl("interpolate_backward", &bpg_torch::interpolate_backward);
     m.impl("batch_norm_backward", &bpg_torch::batch_norm_backward);
     m.impl("batch_norm_relu_backward", &bpg_torch::batch_norm_relu_backward);
+    m.impl("batch_norm_forward_sums", &bpg_torch::batch_norm_forward_sums);
+    m.impl("batch_norm_backward_sums", &bpg_torch::batch_norm_backward_sums);
+    m.impl("batch_norm_backward_from_sums", &bpg_torch::batch_norm_backward_from_sums);
 }
