@@ -1,8 +1,9 @@
 """bpg_torch.SyncBatchNorm over torch.distributed (gloo, 2 and 3 processes on
 127.0.0.1) against torch.nn.BatchNorm in one process on the whole batch:
 outputs, input gradients, the sum over ranks of the weight and bias
-gradients, running statistics and evaluation output, for 2d and 3d,
-contiguous and channels-last, uneven batches and an empty rank.
+gradients, running statistics and evaluation output, for 1d ([N, C] and
+[N, C, L]), 2d and 3d, contiguous and channels-last, uneven batches and an
+empty rank; and 10 steps of DistributedDataParallel.
 """
 import torch
 
@@ -18,8 +19,8 @@ def assert_relative(actual, expected, what, rel=1e-5):
 
 def cases_for(counts):
     cases = []
-    for spatial in ([5, 6], [3, 4, 5]):
-        for channels_last in (False, True):
+    for spatial in ([], [9], [5, 6], [3, 4, 5]):
+        for channels_last in ((False, True) if len(spatial) >= 2 else (False,)):
             cases.append(dict(counts=counts, channels=7, spatial=spatial, channels_last=channels_last,
                               seed=len(cases) + 10 * len(counts)))
     return cases
@@ -28,7 +29,8 @@ def cases_for(counts):
 def reference(case):
     """torch.nn.BatchNorm on the whole batch, one process, the same two steps."""
     x, grad, weight, bias = sync_bn_worker.case_tensors(case)
-    cls = torch.nn.BatchNorm2d if len(case["spatial"]) == 2 else torch.nn.BatchNorm3d
+    cls = {0: torch.nn.BatchNorm1d, 1: torch.nn.BatchNorm1d, 2: torch.nn.BatchNorm2d, 3: torch.nn.BatchNorm3d}[
+        len(case["spatial"])]
     module = cls(case["channels"], momentum=0.3)
     with torch.no_grad():
         module.weight.copy_(weight)
