@@ -1,7 +1,8 @@
 """SyncBatchNorm's cost: bpg_torch.SyncBatchNorm on 2 processes (gloo on
-127.0.0.1, one thread each) against BatchNorm on 1 process with the same
-per-process batch (bpg_torch's and torch's), forward + backward of one layer,
-and the two all_reduce calls of a SyncBatchNorm step alone.
+127.0.0.1, one thread each) against BatchNorm with the same per-process batch
+on 1 process (bpg_torch's and torch's) and on the same 2 processes without
+synchronization (the memory bandwidth shared alike), forward + backward of one
+layer, and the two all_reduce calls of a SyncBatchNorm step alone.
 
     PYTHONPATH=build/python python3 bench/sync_bn_bench.py [--repeats N]
 
@@ -57,6 +58,8 @@ def rank_main(rank, port, repeats, queue):
         x, grad = inputs(shape, fmt)
         sync = bpg_torch.SyncBatchNorm(shape[1])
         sync_ms = step_ms(sync, x, grad, repeats, dist.barrier)
+        plain = (bpg_torch.BatchNorm2d if len(shape) == 4 else bpg_torch.BatchNorm3d)(shape[1])
+        plain_ms = step_ms(plain, x, grad, repeats, dist.barrier)
         c = shape[1]
         forward, backward = torch.zeros(2 * c + 1, dtype=torch.float64), torch.zeros(2 * c)
         reduce_times = []
@@ -67,7 +70,7 @@ def rank_main(rank, port, repeats, queue):
             dist.all_reduce(backward)
             if i >= 3:
                 reduce_times.append((time.perf_counter() - start) * 1e3)
-        rows.append((sync_ms, statistics.median(reduce_times)))
+        rows.append((sync_ms, statistics.median(reduce_times), plain_ms))
     queue.put((rank, rows))
     dist.destroy_process_group()
 
@@ -92,9 +95,9 @@ def main():
     print(f"sync_bn_bench: {datetime.datetime.utcnow():%Y-%m-%dT%H:%MZ}, commit {commit()}, "
           f"{cpu_model()}, {os.cpu_count()} cores, torch {torch.__version__}, "
           f"{args.repeats} steps; one thread per process")
-    print("| batch per process | layout | SyncBN, 2 processes | bpg BN, 1 process | torch BN, 1 process "
-          "| all_reduce x2 | SyncBN / bpg BN |")
-    print("|---|---|---|---|---|---|---|")
+    print("| batch per process | layout | SyncBN, 2 processes | bpg BN, 2 processes unsynced | bpg BN, 1 process "
+          "| torch BN, 1 process | all_reduce x2 | SyncBN / unsynced |")
+    print("|---|---|---|---|---|---|---|---|")
     for index, (shape, fmt) in enumerate(CASES):
         x, grad = inputs(shape, fmt)
         dims = len(shape) - 2
@@ -103,9 +106,10 @@ def main():
         bpg_ms, torch_ms = step_ms(bpg_bn, x, grad, args.repeats), step_ms(torch_bn, x, grad, args.repeats)
         sync_ms = max(results[r][index][0] for r in results)
         reduce_ms = max(results[r][index][1] for r in results)
+        unsynced_ms = max(results[r][index][2] for r in results)
         layout = "channels_last" if fmt != torch.contiguous_format else "contiguous"
-        print(f"| {'x'.join(map(str, shape))} | {layout} | {sync_ms:.2f} | {bpg_ms:.2f} | {torch_ms:.2f} "
-              f"| {reduce_ms:.3f} | {sync_ms / bpg_ms:.2f} |")
+        print(f"| {'x'.join(map(str, shape))} | {layout} | {sync_ms:.2f} | {unsynced_ms:.2f} | {bpg_ms:.2f} "
+              f"| {torch_ms:.2f} | {reduce_ms:.3f} | {sync_ms / unsynced_ms:.2f} |")
 
 
 if __name__ == "__main__":
