@@ -28,16 +28,21 @@ CASES = [((8, 64, 56, 56), torch.contiguous_format), ((8, 64, 56, 56), torch.cha
 
 
 def step_ms(module, x, grad, repeats, barrier=None):
-    times = []
+    """Median ms of the forward + backward step and of its backward alone."""
+    steps, backwards = [], []
     for i in range(repeats + 3):
         if barrier:
             barrier()
         start = time.perf_counter()
         x.grad = None
-        module(x).backward(grad)
+        y = module(x)
+        middle = time.perf_counter()
+        y.backward(grad)
+        end = time.perf_counter()
         if i >= 3:
-            times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
+            steps.append((end - start) * 1e3)
+            backwards.append((end - middle) * 1e3)
+    return statistics.median(steps), statistics.median(backwards)
 
 
 def inputs(shape, fmt):
@@ -95,6 +100,7 @@ def main():
     print(f"sync_bn_bench: {datetime.datetime.utcnow():%Y-%m-%dT%H:%MZ}, commit {commit()}, "
           f"{cpu_model()}, {os.cpu_count()} cores, torch {torch.__version__}, "
           f"{args.repeats} steps; one thread per process")
+    print("step (forward + backward) / backward alone, ms:")
     print("| batch per process | layout | SyncBN, 2 processes | bpg BN, 2 processes unsynced | bpg BN, 1 process "
           "| torch BN, 1 process | all_reduce x2 | SyncBN / unsynced |")
     print("|---|---|---|---|---|---|---|---|")
@@ -104,12 +110,14 @@ def main():
         bpg_bn = (bpg_torch.BatchNorm2d if dims == 2 else bpg_torch.BatchNorm3d)(shape[1])
         torch_bn = (torch.nn.BatchNorm2d if dims == 2 else torch.nn.BatchNorm3d)(shape[1])
         bpg_ms, torch_ms = step_ms(bpg_bn, x, grad, args.repeats), step_ms(torch_bn, x, grad, args.repeats)
-        sync_ms = max(results[r][index][0] for r in results)
+        sync_ms = max((results[r][index][0] for r in results), key=lambda t: t[0])
         reduce_ms = max(results[r][index][1] for r in results)
-        unsynced_ms = max(results[r][index][2] for r in results)
+        unsynced_ms = max((results[r][index][2] for r in results), key=lambda t: t[0])
         layout = "channels_last" if fmt != torch.contiguous_format else "contiguous"
-        print(f"| {'x'.join(map(str, shape))} | {layout} | {sync_ms:.2f} | {unsynced_ms:.2f} | {bpg_ms:.2f} "
-              f"| {torch_ms:.2f} | {reduce_ms:.3f} | {sync_ms / unsynced_ms:.2f} |")
+        pair = lambda t: f"{t[0]:.2f} / {t[1]:.2f}"  # noqa: E731
+        print(f"| {'x'.join(map(str, shape))} | {layout} | {pair(sync_ms)} | {pair(unsynced_ms)} | {pair(bpg_ms)} "
+              f"| {pair(torch_ms)} | {reduce_ms:.3f} | {sync_ms[0] / unsynced_ms[0]:.2f} / "
+              f"{sync_ms[1] / unsynced_ms[1]:.2f} |")
 
 
 if __name__ == "__main__":
