@@ -234,8 +234,16 @@ struct bn_execution {
         for (size_t k = 0; k < size_t(p.K); ++k) finish_channel(k);
     }
 
-    // global_update: diff_src = gamma * inv * diff_dst needs no sums.
-    void global_update() {
+    // Pass 1 over everything, then the channel sums (two_sweeps, local_sums).
+    void sums_all() {
+        loop(task_range(0, items), [&](const tbb::blocked_range<int64_t> &r) { sums(r.begin(), r.end()); });
+        combine_all();
+    }
+
+    // The coefficients from the sums at hand, then pass 2 over everything:
+    // global_update (diff_src = gamma * inv * diff_dst needs no sums),
+    // from_sums (the given sums), and the end of two_sweeps.
+    void update_all() {
         finish_all();
         loop(task_range(0, p.planar ? p.A * p.K : p.A),
                 [&](const tbb::blocked_range<int64_t> &r) { update(r.begin(), r.end()); });
@@ -294,26 +302,6 @@ struct bn_execution {
         });
     }
 
-    // local_sums: pass 1 alone; its sums are the outputs (finish_outputs).
-    void local_sums() {
-        loop(task_range(0, items), [&](const tbb::blocked_range<int64_t> &r) { sums(r.begin(), r.end()); });
-        combine_all();
-    }
-
-    // from_sums: the coefficients from the given sums, then pass 2.
-    void from_sums() {
-        finish_all();
-        loop(task_range(0, p.planar ? p.A * p.K : p.A),
-                [&](const tbb::blocked_range<int64_t> &r) { update(r.begin(), r.end()); });
-    }
-
-    void two_sweeps() {
-        loop(task_range(0, items), [&](const tbb::blocked_range<int64_t> &r) { sums(r.begin(), r.end()); });
-        combine_all();
-        finish_all();
-        loop(task_range(0, p.planar ? p.A * p.K : p.A),
-                [&](const tbb::blocked_range<int64_t> &r) { update(r.begin(), r.end()); });
-    }
 
     // diff_gamma and diff_beta; then channels whose coefficients are not
     // finite get the formula as written.
@@ -366,13 +354,13 @@ void run_bn_plan(const bn_plan &p, const backends::buffer_map &b) {
     run.take_task_memory();
     run.load_statistics();
     switch (p.schedule) {
-        case bn_schedule::global_update: run.global_update(); break;
+        case bn_schedule::global_update: run.update_all(); break;
         case bn_schedule::global_sums: run.global_sums(); break;
         case bn_schedule::channel_tasks: run.channel_tasks(); break;
         case bn_schedule::channel_groups: run.channel_groups(); break;
-        case bn_schedule::two_sweeps: run.two_sweeps(); break;
-        case bn_schedule::local_sums: run.local_sums(); break;
-        case bn_schedule::from_sums: run.from_sums(); break;
+        case bn_schedule::two_sweeps: run.sums_all(), run.update_all(); break;
+        case bn_schedule::local_sums: run.sums_all(); break; // the sums are the outputs (finish_outputs)
+        case bn_schedule::from_sums: run.update_all(); break;
         case bn_schedule::zero_sized: break;
     }
     run.finish_outputs();
