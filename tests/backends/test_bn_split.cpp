@@ -157,7 +157,9 @@ void expect_split_equals_whole(const split_case &k, const std::vector<int64_t> &
         local[0] = rows(in.at(0), per_row, n0, n0 + part);
         local[1] = rows(in.at(1), per_row, n0, n0 + part);
         const run_result r = run_op(sums_op(k, part), local, b);
-        if (part > 0 && b == backend_kind::tbb) EXPECT_EQ(r.path.rfind("bn:local_sums:", 0), 0u) << r.path;
+        if (part > 0 && b == backend_kind::tbb) {
+            EXPECT_EQ(r.path.rfind("bn:local_sums:", 0), 0u) << r.path;
+        }
         for (size_t c = 0; c < size_t(k.c); ++c) s1[c] += r.out.at(8)[c], s2[c] += r.out.at(9)[c];
         n0 += part;
     }
@@ -174,7 +176,9 @@ void expect_split_equals_whole(const split_case &k, const std::vector<int64_t> &
         // An empty rank has nothing for tbb to run: the dispatch rule takes ref.
         const run_result r = run_op(from_sums_op(k, part, k.n * k.h * k.w), local,
                 part > 0 ? b : backend_kind::auto_select);
-        if (part > 0 && b == backend_kind::tbb) EXPECT_EQ(r.path.rfind("bn:from_sums:", 0), 0u) << r.path;
+        if (part > 0 && b == backend_kind::tbb) {
+            EXPECT_EQ(r.path.rfind("bn:from_sums:", 0), 0u) << r.path;
+        }
         diff_src.insert(diff_src.end(), r.out.at(5).begin(), r.out.at(5).end());
         expect_close(r.out.at(6), whole.out.at(6), data_type::f32, "diff_gamma");
         expect_close(r.out.at(7), whole.out.at(7), data_type::f32, "diff_beta");
@@ -219,7 +223,9 @@ void expect_forward_sums(const split_case &k, float offset, backend_kind b, uint
     for (size_t j = 0; j < in[0].size(); ++j) // (as the kernel reads it)
         in[0][j] = float(core::load_as_double(&in[0][j], data_type::f32, 0));
     const run_result r = run_op(forward_sums_op(k), in, b);
-    if (b == backend_kind::tbb) EXPECT_EQ(r.path, "bn:local_sums:sums=shifted_squares:update=none:cached");
+    if (b == backend_kind::tbb) {
+        EXPECT_EQ(r.path, "bn:local_sums:sums=shifted_squares:update=none:cached");
+    }
     std::vector<double> s1(size_t(k.c)), s2(size_t(k.c));
     const dims shape = k.shape(k.n);
     const logical_tensor lt = data(k, 0, k.n);
