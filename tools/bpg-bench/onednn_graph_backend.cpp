@@ -59,7 +59,7 @@ std::string build(const bench_case &c, const case_graph &cg, og::graph &g) {
     if (c.relu) {
         const og_lt relu_out(1, ins[1].get_data_type(), cg.inputs[1].get_dims(), og_lt::layout_type::strided);
         og::op r(1, og::op::kind::ReLUBackward, {ins[1], ins.back()}, {relu_out}, "relu_bwd");
-        r.set_attr<bool>(og::op::attr::use_dst, false);
+        r.set_attr<bool>(og::op::attr::use_dst, true);
         g.add_op(r);
         bn_ins[1] = relu_out;
     }
