@@ -17,6 +17,7 @@
 
 #include "backends/backend.hpp"
 #include "backends/dnnl/dnnl_backend.hpp"
+#include "backends/dnnl/dnnl_compat.hpp"
 #include "backends/dnnl/openmp_team.hpp"
 #include "backends/dnnl/resampling_model.hpp"
 #include "core/run_threads.hpp"
@@ -189,9 +190,8 @@ bool primitive_matches_semantics(path which, int64_t in, int64_t out, std::strin
     };
     const md s = desc(in), d = desc(out);
     const auto alg = dnnl::algorithm::resampling_nearest;
-    const dnnl::resampling_forward::primitive_desc hint(
-            dnnl::resampling_forward::desc(dnnl::prop_kind::forward_training, alg, s, d), eng);
-    const dnnl::resampling_backward::primitive_desc pd(dnnl::resampling_backward::desc(alg, s, d), eng, hint);
+    const dnnl::resampling_backward::primitive_desc pd =
+            backends::dnnl_impl::make_resampling_bwd_pd(eng, alg, s, d, dnnl::primitive_attr());
     *impl = pd.impl_info_str();
     std::vector<float> dd(size_t(c * (out + pad) + 64), 1e30f), ds(size_t(c * (in + pad)), 0.f);
     // Channel 0 only (the other channel's gradient lands elsewhere): o + 1 at o.

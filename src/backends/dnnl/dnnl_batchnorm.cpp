@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "backends/dnnl/dnnl_common.hpp"
+#include "backends/dnnl/dnnl_compat.hpp"
 #include "backends/dnnl/primitive_cache.hpp"
 #include "core/allocate.hpp"
 
@@ -25,7 +26,7 @@ struct plan {
     bn_lowering lowering = bn_lowering::plain;
     dnnl::prop_kind prop = dnnl::prop_kind::backward;
     dnnl::normalization_flags flags = dnnl::normalization_flags::none;
-    dnnl::memory::desc src_md, diff_md; // diff_md serves diff_dst and diff_src
+    dnnl::memory::desc src_md, diff_src_md, diff_dst_md; // equal diff descs under 2.6
     std::string key;
 };
 
@@ -46,7 +47,7 @@ std::string static_refusal(const core::bn_bwd_problem &p, plan &pl) {
                 + ": oneDNN's batch normalization wants one data type";
     if (!to_dnnl(dt))
         return std::string("data type ") + to_string(dt)
-                + ": oneDNN 2.6 has no CPU batch normalization for it (f32 and bf16 only)";
+                + ": the dnnl backend lowers f32 and bf16 batch normalization only (docs/onednn-versions.md)";
     const stat_view stats[] = {
             {"mean", &p.mean, &p.mean_strides},
             {"variance", &p.variance, &p.variance_strides},
@@ -57,10 +58,10 @@ std::string static_refusal(const core::bn_bwd_problem &p, plan &pl) {
     for (const stat_view &s : stats)
         if (s.desc && s.desc->dt != data_type::f32)
             return std::string(s.name) + " is " + to_string(s.desc->dt)
-                    + ": oneDNN 2.6 takes statistics, scale and shift as f32 only";
+                    + ": " + onednn_name() + " takes statistics, scale and shift as f32 only";
     const int rank = p.src.ndims();
     if (rank < 2 || rank > 5)
-        return "rank " + std::to_string(rank) + ": oneDNN 2.6 batch normalization has 2 to 5 dims";
+        return "rank " + std::to_string(rank) + ": " + onednn_name() + " batch normalization has 2 to 5 dims";
     int kept = 0;
     for (int a = 0; a < rank; ++a)
         if (!p.reduced[size_t(a)]) {
@@ -76,10 +77,10 @@ std::string static_refusal(const core::bn_bwd_problem &p, plan &pl) {
             return std::string(s.name) + " has stride " + std::to_string((*s.strides)[size_t(pl.kept_axis)])
                     + " along its " + std::to_string(pl.channels)
                     + " values: oneDNN takes dense [C] statistics only";
-    if (!same_strides(p.diff_dst, p.diff_src))
+    if (!onednn_v3 && !same_strides(p.diff_dst, p.diff_src))
         return "diff_dst strides " + strides_text(p.diff_dst.strides) + " differ from diff_src strides "
                 + strides_text(p.diff_src.strides)
-                + ": oneDNN 2.6's backward describes both with one memory descriptor";
+                + ": " + onednn_name() + "'s backward describes both with one memory descriptor";
     if (p.epsilon == 0.f && !p.use_global_stats)
         return "epsilon = 0 with the training formula: for a zero variance oneDNN's inf/NaN pattern "
                "differs from docs/semantics.md's";
@@ -118,7 +119,8 @@ plan plan_of(const core::bn_bwd_problem &p) {
     const dnnl::memory::data_type dt = *to_dnnl(p.src.dt);
     try {
         pl.src_md = permuted_desc(p.src, order, dt);
-        pl.diff_md = permuted_desc(p.diff_src, order, dt);
+        pl.diff_src_md = permuted_desc(p.diff_src, order, dt);
+        pl.diff_dst_md = permuted_desc(p.diff_dst, order, dt);
     } catch (const dnnl::error &e) {
         pl.refusal = std::string("oneDNN does not accept these strides: ") + e.what();
         return pl;
@@ -128,7 +130,7 @@ plan plan_of(const core::bn_bwd_problem &p) {
     std::memcpy(&eps_bits, &p.epsilon, sizeof eps_bits);
     pl.key = "bnorm_bwd prop=" + std::to_string(int(pl.prop)) + " flags=" + std::to_string(unsigned(pl.flags))
             + " eps=" + std::to_string(eps_bits) + " " + to_string(p.src.dt) + " src " + text(p.src)
-            + " diff " + text(p.diff_src);
+            + " diff_src " + text(p.diff_src) + " diff_dst " + text(p.diff_dst);
     return pl;
 }
 
@@ -136,18 +138,13 @@ cached_primitive create(const plan &pl, float epsilon) {
     cached_primitive c;
     const dnnl::engine &eng = cpu_engine();
     try {
-        const dnnl::batch_normalization_forward::primitive_desc hint(
-                dnnl::batch_normalization_forward::desc(dnnl::prop_kind::forward_training, pl.src_md,
-                        epsilon, pl.flags),
-                eng);
-        const dnnl::batch_normalization_backward::primitive_desc bwd(
-                dnnl::batch_normalization_backward::desc(pl.prop, pl.diff_md, pl.src_md, epsilon, pl.flags),
-                user_scratchpad_attr(), eng, hint);
+        const dnnl::batch_normalization_backward::primitive_desc bwd = make_bnorm_bwd_pd(
+                eng, pl.prop, pl.diff_src_md, pl.diff_dst_md, pl.src_md, epsilon, pl.flags, user_scratchpad_attr());
         c.impl = bwd.impl_info_str();
         c.primitive = dnnl::batch_normalization_backward(bwd);
         c.scratchpad = bwd.scratchpad_desc();
     } catch (const dnnl::error &e) {
-        c.refusal = std::string("oneDNN 2.6 has no batch_normalization_backward for these tensors: ")
+        c.refusal = onednn_name() + " has no batch_normalization_backward for these tensors: "
                 + e.what();
     }
     return c;
@@ -175,8 +172,8 @@ public:
         const dnnl::engine &eng = cpu_engine();
         std::unordered_map<int, dnnl::memory> args {
                 {DNNL_ARG_SRC, dnnl::memory(pl_.src_md, eng, b.at(p_.src.id))},
-                {DNNL_ARG_DIFF_DST, dnnl::memory(pl_.diff_md, eng, b.at(p_.diff_dst.id))},
-                {DNNL_ARG_DIFF_SRC, dnnl::memory(pl_.diff_md, eng, b.at(p_.diff_src.id))},
+                {DNNL_ARG_DIFF_DST, dnnl::memory(pl_.diff_dst_md, eng, b.at(p_.diff_dst.id))},
+                {DNNL_ARG_DIFF_SRC, dnnl::memory(pl_.diff_src_md, eng, b.at(p_.diff_src.id))},
                 {DNNL_ARG_MEAN, stat_memory(pl_.channels, b.at(p_.mean.id))},
                 {DNNL_ARG_VARIANCE, stat_memory(pl_.channels, b.at(p_.variance.id))},
         };
