@@ -77,10 +77,11 @@ std::string static_refusal(const core::bn_bwd_problem &p, plan &pl) {
             return std::string(s.name) + " has stride " + std::to_string((*s.strides)[size_t(pl.kept_axis)])
                     + " along its " + std::to_string(pl.channels)
                     + " values: oneDNN takes dense [C] statistics only";
-    if (!onednn_v3 && !same_strides(p.diff_dst, p.diff_src))
+    if (!same_strides(p.diff_dst, p.diff_src))
         return "diff_dst strides " + strides_text(p.diff_dst.strides) + " differ from diff_src strides "
-                + strides_text(p.diff_src.strides)
-                + ": " + onednn_name() + "'s backward describes both with one memory descriptor";
+                + strides_text(p.diff_src.strides) + ": " + onednn_name()
+                + (onednn_v3 ? "'s CPU batch normalizations take diff_src and diff_dst in one layout only"
+                             : "'s backward describes both with one memory descriptor");
     if (p.epsilon == 0.f && !p.use_global_stats)
         return "epsilon = 0 with the training formula: for a zero variance oneDNN's inf/NaN pattern "
                "differs from docs/semantics.md's";
@@ -182,7 +183,8 @@ public:
             case bn_lowering::full:
                 args[DNNL_ARG_SCALE] = stat_memory(pl_.channels,
                         p_.gamma ? b.at(p_.gamma->id) : const_cast<float *>(ones_.data()));
-                args[DNNL_ARG_SHIFT] = stat_memory(pl_.channels, const_cast<float *>(zeros_.data()));
+                if (bnorm_bwd_binds_shift)
+                    args[DNNL_ARG_SHIFT] = stat_memory(pl_.channels, const_cast<float *>(zeros_.data()));
                 args[DNNL_ARG_DIFF_SCALE] = stat_memory(pl_.channels, b.at(p_.diff_gamma->id));
                 args[DNNL_ARG_DIFF_SHIFT] = stat_memory(pl_.channels, b.at(p_.diff_beta->id));
                 break;

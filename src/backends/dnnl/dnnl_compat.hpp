@@ -23,6 +23,11 @@ namespace bpg::backends::dnnl_impl {
 // descriptors in the backward batch normalization).
 inline constexpr bool onednn_v3 = DNNL_VERSION_MAJOR >= 3;
 
+// Whether a backward batch normalization with use_shift wants SHIFT bound:
+// 2.x checks it although backward never reads it; 3.x refuses the extra
+// argument at execute ("bad number of inputs").
+inline constexpr bool bnorm_bwd_binds_shift = DNNL_VERSION_MAJOR < 3;
+
 // "oneDNN 2.6" or "oneDNN 3.9": the headers' version, for refusal messages.
 const std::string &onednn_name();
 
