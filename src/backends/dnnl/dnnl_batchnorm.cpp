@@ -26,7 +26,9 @@ struct plan {
     bn_lowering lowering = bn_lowering::plain;
     dnnl::prop_kind prop = dnnl::prop_kind::backward;
     dnnl::normalization_flags flags = dnnl::normalization_flags::none;
-    dnnl::memory::desc src_md, diff_src_md, diff_dst_md; // equal diff descs under 2.6
+    // diff_md serves diff_dst and diff_src: every version's CPU implementations
+    // want one layout for both (static_refusal checks the strides agree).
+    dnnl::memory::desc src_md, diff_md;
     std::string key;
 };
 
@@ -120,8 +122,7 @@ plan plan_of(const core::bn_bwd_problem &p) {
     const dnnl::memory::data_type dt = *to_dnnl(p.src.dt);
     try {
         pl.src_md = permuted_desc(p.src, order, dt);
-        pl.diff_src_md = permuted_desc(p.diff_src, order, dt);
-        pl.diff_dst_md = permuted_desc(p.diff_dst, order, dt);
+        pl.diff_md = permuted_desc(p.diff_src, order, dt);
     } catch (const dnnl::error &e) {
         pl.refusal = std::string("oneDNN does not accept these strides: ") + e.what();
         return pl;
@@ -131,7 +132,7 @@ plan plan_of(const core::bn_bwd_problem &p) {
     std::memcpy(&eps_bits, &p.epsilon, sizeof eps_bits);
     pl.key = "bnorm_bwd prop=" + std::to_string(int(pl.prop)) + " flags=" + std::to_string(unsigned(pl.flags))
             + " eps=" + std::to_string(eps_bits) + " " + to_string(p.src.dt) + " src " + text(p.src)
-            + " diff_src " + text(p.diff_src) + " diff_dst " + text(p.diff_dst);
+            + " diff " + text(p.diff_src);
     return pl;
 }
 
@@ -140,7 +141,7 @@ cached_primitive create(const plan &pl, float epsilon) {
     const dnnl::engine &eng = cpu_engine();
     try {
         const dnnl::batch_normalization_backward::primitive_desc bwd = make_bnorm_bwd_pd(
-                eng, pl.prop, pl.diff_src_md, pl.diff_dst_md, pl.src_md, epsilon, pl.flags, user_scratchpad_attr());
+                eng, pl.prop, pl.diff_md, pl.diff_md, pl.src_md, epsilon, pl.flags, user_scratchpad_attr());
         c.impl = bwd.impl_info_str();
         c.primitive = dnnl::batch_normalization_backward(bwd);
         c.scratchpad = bwd.scratchpad_desc();
@@ -173,8 +174,8 @@ public:
         const dnnl::engine &eng = cpu_engine();
         std::unordered_map<int, dnnl::memory> args {
                 {DNNL_ARG_SRC, dnnl::memory(pl_.src_md, eng, b.at(p_.src.id))},
-                {DNNL_ARG_DIFF_DST, dnnl::memory(pl_.diff_dst_md, eng, b.at(p_.diff_dst.id))},
-                {DNNL_ARG_DIFF_SRC, dnnl::memory(pl_.diff_src_md, eng, b.at(p_.diff_src.id))},
+                {DNNL_ARG_DIFF_DST, dnnl::memory(pl_.diff_md, eng, b.at(p_.diff_dst.id))},
+                {DNNL_ARG_DIFF_SRC, dnnl::memory(pl_.diff_md, eng, b.at(p_.diff_src.id))},
                 {DNNL_ARG_MEAN, stat_memory(pl_.channels, b.at(p_.mean.id))},
                 {DNNL_ARG_VARIANCE, stat_memory(pl_.channels, b.at(p_.variance.id))},
         };

@@ -31,10 +31,9 @@ dnnl::batch_normalization_backward::primitive_desc make_bnorm_bwd_pd(const dnnl:
     const fwd::primitive_desc hint(eng, dnnl::prop_kind::forward_training, src_md, src_md, epsilon, flags);
     return bwd::primitive_desc(eng, prop, diff_src_md, diff_dst_md, src_md, epsilon, flags, hint, attr);
 #else
-    if (diff_src_md != diff_dst_md)
-        throw dnnl::error(dnnl_invalid_arguments, "oneDNN 2.x takes one descriptor for diff_src and diff_dst");
+    (void)diff_dst_md; // one descriptor for both: diff_src's (see the header)
     const fwd::primitive_desc hint(fwd::desc(dnnl::prop_kind::forward_training, src_md, epsilon, flags), eng);
-    return bwd::primitive_desc(bwd::desc(prop, diff_dst_md, src_md, epsilon, flags), attr, eng, hint);
+    return bwd::primitive_desc(bwd::desc(prop, diff_src_md, src_md, epsilon, flags), attr, eng, hint);
 #endif
 }
 

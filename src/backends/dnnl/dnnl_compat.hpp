@@ -38,8 +38,9 @@ std::string loaded_onednn_version();
 // A memory descriptor's dims (2.6: dims(), 3.x: get_dims()).
 dnnl::memory::dims dims_of(const dnnl::memory::desc &md);
 
-// The backward batch normalization with its forward hint. Under 2.6,
-// diff_src_md and diff_dst_md must be equal (one descriptor for both).
+// The backward batch normalization with its forward hint. 2.x describes
+// diff_src and diff_dst with one descriptor, diff_src_md: the caller makes
+// sure diff_dst has that layout.
 dnnl::batch_normalization_backward::primitive_desc make_bnorm_bwd_pd(const dnnl::engine &eng,
         dnnl::prop_kind prop, const dnnl::memory::desc &diff_src_md, const dnnl::memory::desc &diff_dst_md,
         const dnnl::memory::desc &src_md, float epsilon, dnnl::normalization_flags flags,

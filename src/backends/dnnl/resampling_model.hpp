@@ -12,7 +12,8 @@
 // end(x) = start(x + 1). The jit rounds `out / in` first, so an exact tie
 // (s = k + 1/2 in the forward map) can land on the wrong side: measured on
 // this machine, 33 of the 4096 (in, out) pairs with in, out in 1..64 differ
-// from docs/semantics.md on the jit path, and none on simple/ref; at larger sizes
+// from docs/semantics.md on the jit path (and on 3.x's ref), and none on
+// simple (and 2.6's ref); at larger sizes
 // (products past 2^24) both paths misplace outputs for most non-dyadic
 // ratios. The model below predicts every one of them (tests check it against
 // the primitive).
