@@ -23,5 +23,8 @@ cmake --build build-onednn3 -j"$(nproc)"
 # installed copies of the package test. DnnlVersion.* checks that the loaded
 # library is $version (BPG_EXPECT_ONEDNN).
 export LD_LIBRARY_PATH="$lib_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# The package test's consumer finds oneDNN through bpgConfig.cmake's
+# find_dependency: this prefix before the system's 2.6.
+export CMAKE_PREFIX_PATH="$(dirname "$lib_dir")${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
 export BPG_EXPECT_ONEDNN="$version"
 ctest --test-dir build-onednn3 --output-on-failure -j"$(nproc)" --timeout 600 -LE python
