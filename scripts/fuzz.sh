@@ -33,7 +33,7 @@ if [ -n "$conformance" ] && [ -d "$conformance" ]; then cp "$conformance"/*.json
 # duplicate-key documents are in the corpus from the start.
 printf '\000\237\206\001\000\125\000' >"$corpus/seed_json/recipe-deep-100000"
 printf '\000\077\000\000\000\000\001' >"$corpus/seed_json/recipe-deep-64-levels-in-attr"
-printf '\001\100\102\017\000\000\000' >"$corpus/seed_json/recipe-array-1000000"
+printf '\001\377\377\001\000\000\000' >"$corpus/seed_json/recipe-array-131071"
 printf '\001\000\001\000\000\001\000' >"$corpus/seed_json/recipe-shape-256"
 printf '\002\377\007\000' >"$corpus/seed_json/recipe-ops-2048"
 printf '\003\377\377\017\000\012\000' >"$corpus/seed_json/recipe-name-1MiB"

@@ -7,7 +7,7 @@
 //   bpg-bench --op batchnorm --shape 16x64x112x112 [--global-stats] [--outputs 1|3] [--no-gamma] [--relu [--apart]]
 //             [--format NCX|NXC] [--dtype f32|bf16|f16]
 //   bpg-bench [--suite interpolate|batchnorm|all]          (no case: the default suite)
-//   common:   [--backend dnnl|tbb|ref|auto|all] [--repeat N] [--warmup N] [--threads N] [--json [FILE]]
+//   common:   [--backend dnnl|tbb|ref|auto|onednn_graph|all] [--repeat N] [--warmup N] [--threads N] [--json [FILE]]
 //             [--list]
 //
 // Exit codes: 0 success; 2 bad option or case (one line on stderr, nothing
@@ -24,6 +24,7 @@
 #include "../common/openmp_policy.hpp"
 #include "backends/backend.hpp"
 #include "bpg/threading.hpp"
+#include "onednn_graph_backend.hpp"
 #include "report.hpp"
 #include "suites.hpp"
 
@@ -126,10 +127,14 @@ run_config config_of(const cli_options &o) {
         for (backend_kind k : {backend_kind::dnnl, backend_kind::tbb, backend_kind::ref})
             if (backends::find_backend(k)) cfg.backends.push_back(k);
         cfg.ref_max_elements = ref_max_elements_in_all;
+        cfg.onednn_graph = onednn_graph_available();
+    } else if (o.backend == "onednn_graph") {
+        if (!onednn_graph_available()) bad("--backend onednn_graph: this bpg-bench was built without oneDNN 3.x");
+        cfg.onednn_graph = true;
     } else {
         backend_kind k; // "auto" parses to auto_select
         if (!backend_from_string(o.backend, k))
-            bad("--backend " + o.backend + " is not one of dnnl, tbb, ref, auto, all");
+            bad("--backend " + o.backend + " is not one of dnnl, tbb, ref, auto, onednn_graph, all");
         cfg.backends = {k};
     }
     return cfg;
@@ -207,7 +212,8 @@ int main(int argc, char **argv) {
     add("format", o.format, "NCX (default) or NXC; shapes are given in this order");
     add("dtype", o.dtype, "f32 (default), bf16 or f16");
     add("suite", o.suite, "interpolate, batchnorm or all: the default cases (default all when no case is given)");
-    add("backend", o.backend, "dnnl, tbb, ref, auto (dispatch rule) or all (default: dnnl, tbb, ref)");
+    add("backend", o.backend, "dnnl, tbb, ref, auto (dispatch rule), onednn_graph (oneDNN 3.x's own graph partitions) or all "
+                               "(default: dnnl, tbb, ref, and onednn_graph when built against oneDNN 3.x)");
     add("repeat", o.repeat, "timed runs per backend (median and min reported; default 10)");
     add("warmup", o.warmup, "untimed runs before them (default 2)");
     add("threads", o.threads, "threads of the backends and the streaming kernel (default 2; 0: all cores)");

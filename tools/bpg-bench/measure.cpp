@@ -10,6 +10,7 @@
 
 #include "../bpg-run/host_buffer.hpp"
 #include "../bpg-run/input_fill.hpp"
+#include "onednn_graph_backend.hpp"
 #include "stream_kernel.hpp"
 
 namespace bpg::bench {
@@ -40,13 +41,6 @@ double run_stream(const bench_case &c, const buffers &b, bool nt) {
     if (c.outputs == 3) return stream_bn_one_pass(c.dtype, b.at(0).data(), dd, nullptr, ds, n, nt);
     return stream_reduce(c.dtype, dd, n, ds, n, nt);
 }
-
-// A backend compiled for a case: its result so far and, when it runs the case,
-// one execute of every partition.
-struct prepared_backend {
-    backend_result r;
-    std::function<void()> run; // empty: n/a
-};
 
 prepared_backend prepare_backend(backend_kind k, const bench_case &c, const std::vector<partition> &parts,
         buffers &b, const run_config &cfg) {
@@ -153,6 +147,17 @@ case_result run_case(const bench_case &c, const run_config &cfg) {
         prepared_backend apart = prepare_backend(k, c, apart_parts, b, cfg);
         apart.r.apart = true;
         ready.push_back(std::move(apart));
+    }
+    if (cfg.onednn_graph) {
+        const auto data_of = [&b](size_t id) { return b.at(id).data(); };
+        ready.push_back(prepare_onednn_graph(c, cg, data_of));
+        if (compare_apart && ready.back().run) {
+            bench_case apart_case = c;
+            apart_case.apart = true;
+            prepared_backend apart = prepare_onednn_graph(apart_case, cg, data_of);
+            apart.r.apart = true;
+            ready.push_back(std::move(apart));
+        }
     }
     std::vector<const prepared_backend *> running;
     for (const prepared_backend &pb : ready)

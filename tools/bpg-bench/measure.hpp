@@ -23,6 +23,9 @@ struct run_config {
     // Backends to try, in report order. auto_select means the library's
     // dispatch rule (reported as "auto", with the backend it chose).
     std::vector<backend_kind> backends;
+    // Also time oneDNN Graph's own partitions of the case (row onednn_graph,
+    // after the backends; onednn_graph_backend.hpp).
+    bool onednn_graph = false;
     // The reference backend runs only cases whose largest tensor has at most
     // this many elements, unless it was asked for by name (it is an f64,
     // any-strides implementation: seconds per run on the suite's shapes).
