@@ -38,6 +38,20 @@ json run_json(const std::string &args) {
     return json::parse(r.out, nullptr, /*allow_exceptions=*/false);
 }
 
+// Whether this bpg-bench times oneDNN Graph's partitions (built against
+// oneDNN 3.x with its graph API): then --backend all ends with that row.
+bool has_onednn_graph_row() {
+    static const bool has = run_tool("bpg-bench", "--shape 2x3 --backend onednn_graph" + fast).exit_code == 0;
+    return has;
+}
+
+// The rows of --backend all: the backends of this build, then onednn_graph.
+std::vector<std::string> all_rows() {
+    std::vector<std::string> rows = in_build({"dnnl", "tbb", "ref"});
+    if (has_onednn_graph_row()) rows.push_back("onednn_graph");
+    return rows;
+}
+
 // Every result is either ok with positive times or n/a with a reason.
 void check_results(const json &c, const std::vector<std::string> &backends) {
     ASSERT_EQ(c.at("results").size(), backends.size());
@@ -108,7 +122,7 @@ TEST(BpgBench, InterpolateAllBackendsNxcF16Nearest) {
     const json &c = doc.at("cases")[0];
     EXPECT_EQ(c.at("nearest_mode"), "floor");
     EXPECT_EQ(c.at("bytes"), 2 * (6 * 5 * 3 + 12 * 9 * 3));
-    check_results(c, in_build({"dnnl", "tbb", "ref"}));
+    check_results(c, all_rows());
     EXPECT_EQ(result_of(c, "ref")->at("status"), "ok"); // tiny: ref is not skipped
     // The streaming kernel runs once before every timed run of every backend that ran.
     int ran = 0;
@@ -152,7 +166,7 @@ TEST(BpgBench, BatchnormBytesFollowTheBounds) {
     EXPECT_EQ(c.at("outputs"), 3);
     EXPECT_EQ(c.at("gamma"), true);
     EXPECT_EQ(c.at("bytes"), 4 * 5 * n); // src and diff_dst twice, diff_src once
-    check_results(c, in_build({"dnnl", "tbb", "ref"}));
+    check_results(c, all_rows());
     EXPECT_EQ(result_of(c, "ref")->at("status"), "ok");
 
     const json global = run_json("--op batchnorm --shape 2x4x5x3 --format NXC --dtype bf16 --global-stats "
