@@ -3,20 +3,28 @@
 
 #include <algorithm>
 
-#include "backends/dnnl/dnnl_backend.hpp"
 #include "backends/ref/ref_backend.hpp"
 #include "backends/tbb/channel_blocks.hpp"
 #include "backends/tbb/nontemporal.hpp"
 #include "backends/tbb/tbb_backend.hpp"
+#if BPG_WITH_DNNL
+#include "backends/dnnl/dnnl_backend.hpp"
+#endif
 
 namespace bpg::backends {
 
 const std::vector<const backend *> &registered_backends() {
-    // Preference order of the dispatch rule (see choose_backend).
+    // Preference order of the dispatch rule (see choose_backend). Without
+    // oneDNN (BPG_WITH_DNNL off) dnnl is absent: forcing it is an
+    // unimplemented error naming the backends of the build.
     static const tbb_backend_impl tbb;
-    static const dnnl_backend dnnl;
     static const ref_backend ref;
+#if BPG_WITH_DNNL
+    static const dnnl_backend dnnl;
     static const std::vector<const backend *> all {&tbb, &dnnl, &ref};
+#else
+    static const std::vector<const backend *> all {&tbb, &ref};
+#endif
     return all;
 }
 
@@ -37,10 +45,13 @@ std::string names(const std::vector<const backend *> &order) {
 const backend &forced(const partition_problem &p, backend_kind k, const std::string &why,
         const std::vector<const backend *> &order, std::string *reason) {
     const backend *b = find_in(order, k);
-    if (!b)
+    if (!b) {
+        const bool no_onednn = k == backend_kind::dnnl && !find_in(registered_backends(), k);
         throw error(status::unimplemented,
                 std::string("partition ") + p.pattern + ": backend '" + to_string(k)
-                        + "' is not available in this build (available: " + names(order) + ")");
+                        + "' is not available in this build (available: " + names(order) + ")"
+                        + (no_onednn ? "; bpg was built without oneDNN (BPG_WITH_DNNL=OFF)" : ""));
+    }
     const std::string no = b->why_unsupported(p);
     if (!no.empty())
         throw error(status::unimplemented,
@@ -76,7 +87,8 @@ const backend *find_backend(backend_kind k) { return find_in(registered_backends
 //   1. tbb  - our oneTBB kernels: faster than oneDNN on every interpolate
 //             case of bpg-bench and on NCX BN, level with it or faster on
 //             NXC BN f32 (docs/dispatch.md); they run every layout;
-//   2. dnnl - oneDNN 2.6 primitives, where they compute docs/semantics.md exactly;
+//   2. dnnl - oneDNN 2.6+ or 3.x primitives, where they compute
+//             docs/semantics.md exactly (only in builds with oneDNN);
 //   3. ref  - the reference, which runs everything.
 // One exception, where oneDNN measured faster: dnnl goes before tbb for
 // BatchNormTrainingBackprop training on channels-last bf16 data under 1 MB

@@ -14,6 +14,7 @@
 #include "backends/tbb/size_thresholds.hpp"
 #include "core/allocate.hpp"
 #include "support/partition_kinds.hpp"
+#include "support/backends_in_build.hpp"
 
 namespace bpg::test {
 namespace {
@@ -110,7 +111,10 @@ TEST(AllocationFaults, TbbFailsCleanlyOrGivesTheSameBits) { check_backend(backen
 TEST(AllocationFaults, RefFailsCleanlyOrGivesTheSameBits) { check_backend(backend_kind::ref, true); }
 // oneDNN's own allocations (primitive memory objects, streams) cannot be
 // routed; ours (the scratchpad, kept per thread once made) are.
-TEST(AllocationFaults, DnnlFailsCleanlyOrGivesTheSameBits) { check_backend(backend_kind::dnnl, false); }
+TEST(AllocationFaults, DnnlFailsCleanlyOrGivesTheSameBits) {
+    BPG_SKIP_WITHOUT_DNNL();
+    check_backend(backend_kind::dnnl, false);
+}
 
 // The fused ReLU+BN kernel never stores the ReLU's output, so its execute
 // takes no buffer of that size (the executor used to allocate one per call).

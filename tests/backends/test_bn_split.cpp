@@ -14,6 +14,7 @@
 #include "bpg/graph.hpp"
 #include "core/tensor_desc.hpp"
 #include "support/aligned.hpp"
+#include "support/backends_in_build.hpp"
 #include "support/default_threads.hpp"
 #include "support/expect_error.hpp"
 
@@ -326,6 +327,7 @@ TEST(BatchNormSplit, SchemaErrorsNameTheRule) {
 }
 
 TEST(BatchNormSplit, DnnlRefusesTheSplit) {
+    BPG_SKIP_WITHOUT_DNNL();
     split_case k;
     graph g;
     g.add_op(sums_op(k, k.n));

@@ -6,6 +6,7 @@
 
 #include "backends/backend.hpp"
 #include "support/expect_error.hpp"
+#include "support/backends_in_build.hpp"
 #include "support/problem_builders.hpp"
 
 namespace bpg::backends {
@@ -129,6 +130,7 @@ TEST(Dispatch, AutomaticRulePassesOverBackendsThatDivergeOnNonFiniteValues) {
 // The real dnnl backend declares that divergence for linear interpolation
 // only (tests/non_finite pins what oneDNN does); nearest and BN are exact.
 TEST(Dispatch, DnnlDeclaresItsNonFiniteDivergenceForLinearInterpolation) {
+    BPG_SKIP_WITHOUT_DNNL();
     const backend *dnnl = find_backend(backend_kind::dnnl);
     ASSERT_NE(dnnl, nullptr);
     const auto interp = [](core::interp_mode m) {
@@ -151,12 +153,23 @@ TEST(Dispatch, DnnlDeclaresItsNonFiniteDivergenceForLinearInterpolation) {
     EXPECT_EQ(dnnl->non_finite_divergence(bn), "");
 }
 
+// Without oneDNN (BPG_WITH_DNNL=OFF): tbb, ref, and forcing dnnl is an
+// unimplemented error that says why.
 TEST(Dispatch, RegistryOrderIsTbbDnnlRef) {
-    const auto &order = registered_backends();
-    ASSERT_EQ(order.size(), 3u);
-    EXPECT_EQ(order[0]->kind(), backend_kind::tbb);
-    EXPECT_EQ(order[1]->kind(), backend_kind::dnnl);
-    EXPECT_EQ(order[2]->kind(), backend_kind::ref);
+    std::vector<backend_kind> kinds;
+    for (const backend *b : registered_backends()) kinds.push_back(b->kind());
+    if (test::dnnl_in_build()) {
+        EXPECT_EQ(kinds, (std::vector<backend_kind> {backend_kind::tbb, backend_kind::dnnl, backend_kind::ref}));
+        return;
+    }
+    EXPECT_EQ(kinds, (std::vector<backend_kind> {backend_kind::tbb, backend_kind::ref}));
+    EXPECT_EQ(find_backend(backend_kind::dnnl), nullptr);
+    partition_problem p;
+    p.pattern = "relu_bwd";
+    test::expect_error([&] { choose_backend(p, backend_kind::dnnl, nullptr); }, status::unimplemented,
+            {"backend 'dnnl' is not available in this build (available: tbb, ref)", "BPG_WITH_DNNL=OFF"});
+    test::expect_error([&] { choose_backend(p, backend_kind::auto_select, "dnnl"); }, status::unimplemented,
+            {"'dnnl' is not available in this build"});
 }
 
 } // namespace

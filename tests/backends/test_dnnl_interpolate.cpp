@@ -17,6 +17,7 @@
 
 #include "backends/backend.hpp"
 #include "backends/dnnl/dnnl_backend.hpp"
+#include "backends/dnnl/dnnl_compat.hpp"
 #include "backends/dnnl/openmp_team.hpp"
 #include "backends/dnnl/resampling_model.hpp"
 #include "core/run_threads.hpp"
@@ -189,9 +190,8 @@ bool primitive_matches_semantics(path which, int64_t in, int64_t out, std::strin
     };
     const md s = desc(in), d = desc(out);
     const auto alg = dnnl::algorithm::resampling_nearest;
-    const dnnl::resampling_forward::primitive_desc hint(
-            dnnl::resampling_forward::desc(dnnl::prop_kind::forward_training, alg, s, d), eng);
-    const dnnl::resampling_backward::primitive_desc pd(dnnl::resampling_backward::desc(alg, s, d), eng, hint);
+    const dnnl::resampling_backward::primitive_desc pd =
+            backends::dnnl_impl::make_resampling_bwd_pd(eng, alg, s, d, dnnl::primitive_attr());
     *impl = pd.impl_info_str();
     std::vector<float> dd(size_t(c * (out + pad) + 64), 1e30f), ds(size_t(c * (in + pad)), 0.f);
     // Channel 0 only (the other channel's gradient lands elsewhere): o + 1 at o.
@@ -214,7 +214,13 @@ bool primitive_matches_semantics(path which, int64_t in, int64_t out, std::strin
     return true;
 }
 
-resampling_kernel kernel_of(path p) { return p == path::jit ? resampling_kernel::jit : resampling_kernel::simple_or_ref; }
+// The implementation each layout reaches (2.6 and 3.9 alike), except that
+// 3.x's jit also takes a dense NCX axis of in = out = 1, which is NXC too.
+const char *impl_prefix(path p, int64_t in, int64_t out) {
+    if (backends::dnnl_impl::onednn_v3 && p == path::simple && in == 1 && out == 1) return "jit:";
+    const char *prefix[] = {"jit:", "simple:", "ref:"};
+    return prefix[int(p)];
+}
 
 // All 4096 pairs up to 64 and large pairs (where both paths misplace outputs
 // for most non-dyadic ratios) on each implementation: the model's verdict is
@@ -231,20 +237,26 @@ TEST(DnnlInterpolateModel, PredictsThePrimitive) {
         pairs.push_back(pr);
     std::mt19937 rng(5);
     for (int k = 0; k < 25; ++k) pairs.push_back({1 + rng() % 20000, 1 + rng() % 20000});
-    const char *prefix[] = {"jit:", "simple:", "ref:"};
     int predicted_bad[3] = {0, 0, 0};
     for (path which : {path::jit, path::simple, path::ref})
         for (auto [in, out] : pairs) {
             std::string impl;
             const bool same = primitive_matches_semantics(which, in, out, &impl);
-            ASSERT_EQ(impl.rfind(prefix[int(which)], 0), 0u) << impl;
-            const std::string why = nearest_axis_mismatch(kernel_of(which), in, out);
+            ASSERT_EQ(impl.rfind(impl_prefix(which, in, out), 0), 0u) << "path " << int(which) << ": " << impl;
+            const std::string why = nearest_axis_mismatch(backends::dnnl_impl::resampling_kernel_of(impl), in, out);
             predicted_bad[int(which)] += !why.empty();
             ASSERT_EQ(same, why.empty()) << impl << " (" << in << ", " << out << "): " << why;
         }
     EXPECT_GT(predicted_bad[0], int(jit_nearest_mismatches.size())); // the large pairs add some
-    EXPECT_GT(predicted_bad[1], 0);
-    EXPECT_EQ(predicted_bad[1], predicted_bad[2]); // simple and ref compute the same bounds
+    EXPECT_GT(predicted_bad[2], 0);
+    // 2.6: ref computes simple's bounds; 3.9: ref computes the jit's (factor
+    // first), which misplace more pairs (docs/onednn-versions.md).
+    if (backends::dnnl_impl::onednn_v3) {
+        EXPECT_EQ(predicted_bad[2], predicted_bad[0]);
+        EXPECT_LT(predicted_bad[1], predicted_bad[2]);
+    } else {
+        EXPECT_EQ(predicted_bad[1], predicted_bad[2]);
+    }
 }
 
 // ---------------------------------------------------------------------------

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "support/small_partitions.hpp"
+#include "support/backends_in_build.hpp"
 
 namespace bpg::test {
 namespace {
@@ -62,12 +63,14 @@ TEST(ConcurrentExecute, InterpolateNearestOnTbb) {
     expect_concurrent_runs_match_sequential(compile_interp({2, 4, 6, 6}, {2, 4, 9, 13}, "nearest", backend_kind::tbb));
 }
 TEST(ConcurrentExecute, InterpolateLinearOnDnnl) {
+    BPG_SKIP_WITHOUT_DNNL();
     expect_concurrent_runs_match_sequential(compile_interp({2, 4, 6, 6}, {2, 4, 12, 12}, "linear", backend_kind::dnnl));
 }
 TEST(ConcurrentExecute, BatchNormOnTbb) {
     expect_concurrent_runs_match_sequential(compile_bn({4, 8, 5, 5}, backend_kind::tbb));
 }
 TEST(ConcurrentExecute, BatchNormOnDnnl) {
+    BPG_SKIP_WITHOUT_DNNL();
     expect_concurrent_runs_match_sequential(compile_bn({4, 8, 5, 5}, backend_kind::dnnl));
 }
 
@@ -75,12 +78,11 @@ TEST(ConcurrentExecute, BatchNormOnDnnl) {
 // problem creates its primitive while the others wait on the cache; tbb
 // builds its plans) and each checks its kernels against sequential ones.
 TEST(ConcurrentCompile, SamePartitionFromSeveralThreads) {
-    const std::vector<std::function<compiled_partition()>> makers = {
-            [] { return compile_interp({1, 3, 5, 7}, {1, 3, 10, 13}, "linear", backend_kind::dnnl); },
-            [] { return compile_interp({1, 3, 5, 7}, {1, 3, 10, 13}, "linear", backend_kind::tbb); },
-            [] { return compile_bn({2, 5, 3, 3}, backend_kind::dnnl); },
-            [] { return compile_bn({2, 5, 3, 3}, backend_kind::tbb); },
-    };
+    std::vector<std::function<compiled_partition()>> makers;
+    for (backend_kind b : in_build({backend_kind::dnnl, backend_kind::tbb})) {
+        makers.push_back([b] { return compile_interp({1, 3, 5, 7}, {1, 3, 10, 13}, "linear", b); });
+        makers.push_back([b] { return compile_bn({2, 5, 3, 3}, b); });
+    }
     std::vector<std::vector<uint32_t>> want;
     for (const auto &make : makers) {
         const compiled_partition cp = make();

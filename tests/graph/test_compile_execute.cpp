@@ -5,6 +5,7 @@
 
 #include "graph/op_spec.hpp"
 #include "support/expect_error.hpp"
+#include "support/backends_in_build.hpp"
 
 namespace bpg::test {
 namespace {
@@ -46,7 +47,7 @@ std::vector<float> iota9() {
 // The golden values on the backend the dispatch rule picks and on each
 // backend forced (a backend that cannot run the case says so).
 void expect_golden(const std::string &mode, const std::vector<float> &want) {
-    for (backend_kind b : {backend_kind::auto_select, backend_kind::ref, backend_kind::tbb, backend_kind::dnnl}) {
+    for (backend_kind b : in_build({backend_kind::auto_select, backend_kind::ref, backend_kind::tbb, backend_kind::dnnl})) {
         SCOPED_TRACE(to_string(b));
         try {
             auto cp = compile_interp(mode, {1, 1, 3, 3}, {{A::sizes, std::vector<int64_t> {3, 3}}}, compile_options {b});

@@ -20,6 +20,7 @@
 #include "bpg/threading.hpp"
 #include "bpg/verbose.hpp"
 #include "support/bn_case.hpp"
+#include "support/backends_in_build.hpp"
 #include "support/expect_error.hpp"
 #include "support/interp_case.hpp"
 #include "support/small_partitions.hpp"
@@ -148,7 +149,7 @@ TEST(Threading, SameBitsForEveryThreadCountAndRuntime) {
 
 TEST(Threading, HostSettingsUnchangedByExecutes) {
     const host_state before;
-    for (backend_kind b : {backend_kind::tbb, backend_kind::dnnl})
+    for (backend_kind b : in_build({backend_kind::tbb, backend_kind::dnnl}))
         for (threading_runtime r : runtimes)
             for (int n : thread_counts) {
                 const std::string what = std::string(to_string(b)) + " " + to_string(r) + " threads " + std::to_string(n);
@@ -171,7 +172,7 @@ TEST(Threading, HostThreadKeepsItsOwnOpenMPSetting) {
         try {
             omp_set_num_threads(3);
             const host_state before;
-            for (backend_kind b : {backend_kind::tbb, backend_kind::dnnl})
+            for (backend_kind b : in_build({backend_kind::tbb, backend_kind::dnnl}))
                 for (int n : {1, 2}) {
                     const compiled_partition cp = compile_interp_case(
                             interp({1, 16, 16, 8}, {1, 32, 32, 8}, "linear", true), options(b, n, threading_runtime::openmp));

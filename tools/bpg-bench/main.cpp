@@ -22,6 +22,7 @@
 #include <CLI/CLI.hpp>
 
 #include "../common/openmp_policy.hpp"
+#include "backends/backend.hpp"
 #include "bpg/threading.hpp"
 #include "onednn_graph_backend.hpp"
 #include "report.hpp"
@@ -122,7 +123,9 @@ run_config config_of(const cli_options &o) {
     cfg.repeat = o.repeat;
     cfg.warmup = o.warmup;
     if (o.backend == "all") {
-        cfg.backends = {backend_kind::dnnl, backend_kind::tbb, backend_kind::ref};
+        // The backends of this build: no dnnl rows without oneDNN (BPG_WITH_DNNL).
+        for (backend_kind k : {backend_kind::dnnl, backend_kind::tbb, backend_kind::ref})
+            if (backends::find_backend(k)) cfg.backends.push_back(k);
         cfg.ref_max_elements = ref_max_elements_in_all;
         cfg.onednn_graph = onednn_graph_available();
     } else if (o.backend == "onednn_graph") {

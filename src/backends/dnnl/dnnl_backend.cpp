@@ -1,6 +1,7 @@
 #include "backends/dnnl/dnnl_backend.hpp"
 
 #include "backends/dnnl/dnnl_batchnorm.hpp"
+#include "backends/dnnl/dnnl_compat.hpp"
 #include "backends/dnnl/dnnl_interpolate.hpp"
 #include "backends/dnnl/primitive_cache.hpp"
 
@@ -16,7 +17,7 @@ struct why_visitor {
     }
     std::string operator()(const core::relu_bwd_problem &p) const {
         return "ReLUBackprop op " + std::to_string(p.op_id)
-                + ": not lowered: oneDNN 2.6's eltwise_backward(relu) multiplies diff_dst by 0 where the "
+                + ": not lowered: " + dnnl_impl::onednn_name() + "'s eltwise_backward(relu) multiplies diff_dst by 0 where the "
                   "input is <= 0 (inf/NaN diff_dst -> NaN) and passes diff_dst where the input is NaN; "
                   "docs/semantics.md gives 0 in both cases";
     }
@@ -37,8 +38,8 @@ struct compile_visitor {
 std::string multi_op_refusal(const partition_problem &p) {
     if (p.ops.size() == 1) return {};
     return "partition " + p.pattern + " has " + std::to_string(p.ops.size())
-            + " ops: the dnnl backend lowers single-op partitions only (oneDNN 2.6 has no primitive "
-              "for this fused pattern)";
+            + " ops: the dnnl backend lowers single-op partitions only (" + dnnl_impl::onednn_name()
+            + " has no primitive for this fused pattern)";
 }
 
 } // namespace

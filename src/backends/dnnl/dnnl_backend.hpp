@@ -1,13 +1,15 @@
 // The oneDNN backend (backend_kind::dnnl): lowers a single-op partition to a
-// oneDNN 2.6 primitive exactly where the primitive computes docs/semantics.md.
+// oneDNN 2.6+ or 3.x primitive exactly where the primitive computes
+// docs/semantics.md (dnnl_compat.hpp builds each primitive descriptor for the
+// version found; docs/onednn-versions.md). Compiled only with BPG_WITH_DNNL.
 //   InterpolateBackprop       -> resampling_backward        (dnnl_interpolate.hpp)
 //   BatchNormTrainingBackprop -> batch_normalization_backward (dnnl_batchnorm.hpp)
 //   ReLUBackprop              -> not lowered: eltwise_backward(relu, alpha 0)
 //       computes diff_dst * 0 where the input is <= 0, so an inf/NaN diff_dst
 //       gives NaN there, and it passes diff_dst where the input is NaN;
-//       docs/semantics.md gives 0 in both cases (measured on oneDNN 2.6).
+//       docs/semantics.md gives 0 in both cases (measured on 2.6.3 and 3.9.2).
 //   partitions of more than one op (the ReLUBackprop -> BN fusion): not
-//       lowered; oneDNN 2.6 has no primitive for that pattern.
+//       lowered; oneDNN has no primitive for that pattern.
 // non_finite_divergence: oneDNN's linear resampling backward may give NaN
 // where docs/semantics.md gives ±Inf (it adds diff_dst elements with zero
 // weights), so the automatic rule never picks dnnl for linear interpolation.

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "backends/dnnl/dnnl_common.hpp"
+#include "backends/dnnl/dnnl_compat.hpp"
 #include "backends/dnnl/primitive_cache.hpp"
 #include "core/allocate.hpp"
 
@@ -25,7 +26,9 @@ struct plan {
     bn_lowering lowering = bn_lowering::plain;
     dnnl::prop_kind prop = dnnl::prop_kind::backward;
     dnnl::normalization_flags flags = dnnl::normalization_flags::none;
-    dnnl::memory::desc src_md, diff_md; // diff_md serves diff_dst and diff_src
+    // diff_md serves diff_dst and diff_src: every version's CPU implementations
+    // want one layout for both (static_refusal checks the strides agree).
+    dnnl::memory::desc src_md, diff_md;
     std::string key;
 };
 
@@ -46,7 +49,7 @@ std::string static_refusal(const core::bn_bwd_problem &p, plan &pl) {
                 + ": oneDNN's batch normalization wants one data type";
     if (!to_dnnl(dt))
         return std::string("data type ") + to_string(dt)
-                + ": oneDNN 2.6 has no CPU batch normalization for it (f32 and bf16 only)";
+                + ": the dnnl backend lowers f32 and bf16 batch normalization only (docs/onednn-versions.md)";
     const stat_view stats[] = {
             {"mean", &p.mean, &p.mean_strides},
             {"variance", &p.variance, &p.variance_strides},
@@ -57,10 +60,10 @@ std::string static_refusal(const core::bn_bwd_problem &p, plan &pl) {
     for (const stat_view &s : stats)
         if (s.desc && s.desc->dt != data_type::f32)
             return std::string(s.name) + " is " + to_string(s.desc->dt)
-                    + ": oneDNN 2.6 takes statistics, scale and shift as f32 only";
+                    + ": " + onednn_name() + " takes statistics, scale and shift as f32 only";
     const int rank = p.src.ndims();
     if (rank < 2 || rank > 5)
-        return "rank " + std::to_string(rank) + ": oneDNN 2.6 batch normalization has 2 to 5 dims";
+        return "rank " + std::to_string(rank) + ": " + onednn_name() + " batch normalization has 2 to 5 dims";
     int kept = 0;
     for (int a = 0; a < rank; ++a)
         if (!p.reduced[size_t(a)]) {
@@ -78,8 +81,9 @@ std::string static_refusal(const core::bn_bwd_problem &p, plan &pl) {
                     + " values: oneDNN takes dense [C] statistics only";
     if (!same_strides(p.diff_dst, p.diff_src))
         return "diff_dst strides " + strides_text(p.diff_dst.strides) + " differ from diff_src strides "
-                + strides_text(p.diff_src.strides)
-                + ": oneDNN 2.6's backward describes both with one memory descriptor";
+                + strides_text(p.diff_src.strides) + ": " + onednn_name()
+                + (onednn_v3 ? "'s CPU batch normalizations take diff_src and diff_dst in one layout only"
+                             : "'s backward describes both with one memory descriptor");
     if (p.epsilon == 0.f && !p.use_global_stats)
         return "epsilon = 0 with the training formula: for a zero variance oneDNN's inf/NaN pattern "
                "differs from docs/semantics.md's";
@@ -136,18 +140,13 @@ cached_primitive create(const plan &pl, float epsilon) {
     cached_primitive c;
     const dnnl::engine &eng = cpu_engine();
     try {
-        const dnnl::batch_normalization_forward::primitive_desc hint(
-                dnnl::batch_normalization_forward::desc(dnnl::prop_kind::forward_training, pl.src_md,
-                        epsilon, pl.flags),
-                eng);
-        const dnnl::batch_normalization_backward::primitive_desc bwd(
-                dnnl::batch_normalization_backward::desc(pl.prop, pl.diff_md, pl.src_md, epsilon, pl.flags),
-                user_scratchpad_attr(), eng, hint);
+        const dnnl::batch_normalization_backward::primitive_desc bwd = make_bnorm_bwd_pd(
+                eng, pl.prop, pl.diff_md, pl.diff_md, pl.src_md, epsilon, pl.flags, user_scratchpad_attr());
         c.impl = bwd.impl_info_str();
         c.primitive = dnnl::batch_normalization_backward(bwd);
         c.scratchpad = bwd.scratchpad_desc();
     } catch (const dnnl::error &e) {
-        c.refusal = std::string("oneDNN 2.6 has no batch_normalization_backward for these tensors: ")
+        c.refusal = onednn_name() + " has no batch_normalization_backward for these tensors: "
                 + e.what();
     }
     return c;
@@ -185,7 +184,8 @@ public:
             case bn_lowering::full:
                 args[DNNL_ARG_SCALE] = stat_memory(pl_.channels,
                         p_.gamma ? b.at(p_.gamma->id) : const_cast<float *>(ones_.data()));
-                args[DNNL_ARG_SHIFT] = stat_memory(pl_.channels, const_cast<float *>(zeros_.data()));
+                if (bnorm_bwd_binds_shift)
+                    args[DNNL_ARG_SHIFT] = stat_memory(pl_.channels, const_cast<float *>(zeros_.data()));
                 args[DNNL_ARG_DIFF_SCALE] = stat_memory(pl_.channels, b.at(p_.diff_gamma->id));
                 args[DNNL_ARG_DIFF_SHIFT] = stat_memory(pl_.channels, b.at(p_.diff_beta->id));
                 break;

@@ -25,7 +25,8 @@ namespace bpg::backends::dnnl_impl {
 const dnnl::engine &cpu_engine();
 
 // f32 and bf16 only: oneDNN 2.6 on CPU has neither f16 resampling nor f16
-// batch normalization (primitive creation fails), so f16 is not mapped.
+// batch normalization (primitive creation fails); f16 stays unmapped on 3.x,
+// whose f16 kernels need AVX-512 FP16 and are not checked against the model.
 std::optional<dnnl::memory::data_type> to_dnnl(data_type dt);
 
 // A memory descriptor of t whose logical axis k is tensor axis order[k]

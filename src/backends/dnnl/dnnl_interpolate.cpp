@@ -5,6 +5,7 @@
 #include <climits>
 
 #include "backends/dnnl/dnnl_common.hpp"
+#include "backends/dnnl/dnnl_compat.hpp"
 #include "backends/dnnl/primitive_cache.hpp"
 #include "backends/dnnl/resampling_model.hpp"
 
@@ -34,7 +35,7 @@ std::string attribute_refusal(const core::interpolate_bwd_problem &p) {
                 + ": oneDNN's resampling rounds ties up only (round_prefer_ceil)";
     const size_t nsp = p.axes.size();
     if (nsp < 1 || nsp > 3)
-        return std::to_string(nsp) + " spatial axes: oneDNN 2.6 resampling has 1 to 3";
+        return std::to_string(nsp) + " spatial axes: " + onednn_name() + " resampling has 1 to 3";
     for (size_t k = 0; k < nsp; ++k) {
         const kernels::axis_map &m = p.axes[k];
         const std::string axis = "spatial axis " + std::to_string(p.spatial_axes[k]);
@@ -52,12 +53,12 @@ std::string attribute_refusal(const core::interpolate_bwd_problem &p) {
                 + to_string(p.diff_src.dt) + ": oneDNN's resampling backward wants one data type";
     if (!to_dnnl(p.diff_src.dt))
         return std::string("data type ") + to_string(p.diff_src.dt)
-                + ": oneDNN 2.6 has no CPU resampling for it (f32 and bf16 only)";
+                + ": the dnnl backend lowers f32 and bf16 resampling only (docs/onednn-versions.md)";
     for (const core::tensor_desc *t : {&p.diff_src, &p.diff_dst})
         for (dim d : t->shape)
             if (d > INT_MAX)
                 return "size " + std::to_string(d) + " of tensor " + std::to_string(t->id)
-                        + ": oneDNN 2.6's resampling kernels index sizes as int";
+                        + ": " + onednn_name() + "'s resampling kernels index sizes as int";
     return {};
 }
 
@@ -107,15 +108,9 @@ cached_primitive create(const plan &pl) {
     const dnnl::engine &eng = cpu_engine();
     dnnl::resampling_backward::primitive_desc bwd;
     try {
-        const dnnl::resampling_forward::primitive_desc hint(
-                dnnl::resampling_forward::desc(dnnl::prop_kind::forward_training, pl.alg,
-                        pl.diff_src_md, pl.diff_dst_md),
-                eng);
-        bwd = dnnl::resampling_backward::primitive_desc(
-                dnnl::resampling_backward::desc(pl.alg, pl.diff_src_md, pl.diff_dst_md),
-                user_scratchpad_attr(), eng, hint);
+        bwd = make_resampling_bwd_pd(eng, pl.alg, pl.diff_src_md, pl.diff_dst_md, user_scratchpad_attr());
     } catch (const dnnl::error &e) {
-        c.refusal = std::string("oneDNN 2.6 has no resampling_backward for these tensors: ") + e.what();
+        c.refusal = onednn_name() + " has no resampling_backward for these tensors: " + e.what();
         return c;
     }
     c.impl = bwd.impl_info_str();
@@ -125,7 +120,7 @@ cached_primitive create(const plan &pl) {
                 + "', whose coordinate arithmetic this backend does not model";
         return c;
     }
-    const dnnl::memory::dims in = pl.diff_src_md.dims(), out = pl.diff_dst_md.dims();
+    const dnnl::memory::dims in = dims_of(pl.diff_src_md), out = dims_of(pl.diff_dst_md);
     for (size_t k = 2; k < in.size(); ++k) {
         const std::string axis = "spatial axis #" + std::to_string(k - 2) + " (" + c.impl + "): ";
         if (pl.alg == dnnl::algorithm::resampling_nearest) {

@@ -1,4 +1,4 @@
-// InterpolateBackprop -> dnnl::resampling_backward (oneDNN 2.6), where the
+// InterpolateBackprop -> dnnl::resampling_backward (oneDNN 2.6+ or 3.x), where the
 // primitive computes docs/semantics.md:
 //   - coordinate mode half_pixel, or pytorch_half_pixel when the axis's output
 //     size is > 1 (then the two are the same map); no DirectML pixel offsets.
@@ -10,7 +10,8 @@
 //     per oneDNN implementation, at compile);
 //   - linear only where the f32 ranges and floors are exact and every weight
 //     is within 2^-16 of the exact one (same model);
-//   - 1 to 3 spatial axes; f32 or bf16 (oneDNN 2.6 has no f16 resampling);
+//   - 1 to 3 spatial axes; f32 or bf16 (2.6 has no f16 resampling; f16 is
+//     not lowered on 3.x either);
 //     sizes that fit in int32 (oneDNN's kernels index them as int);
 //   - any strides oneDNN accepts in a memory::desc: the tensor's axes are
 //     shown to oneDNN as N, C, spatial... by permuting dims and strides.

@@ -3,7 +3,7 @@
 // problem again (and the why_unsupported that dispatch asks first) is a map
 // lookup, not a primitive-descriptor search and JIT code generation.
 //
-// oneDNN 2.6 keeps its own global cache (dnnl::get_primitive_cache_capacity(),
+// oneDNN keeps its own global cache (dnnl::get_primitive_cache_capacity(),
 // 1024 by default) keyed by the primitive descriptor, but reaching it still
 // costs a descriptor creation and implementation search per compile. This one
 // sits in front of it.

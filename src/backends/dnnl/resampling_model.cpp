@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "backends/dnnl/dnnl_compat.hpp"
 #include "kernels/interp_coords.hpp"
 
 namespace bpg::backends::dnnl_impl {
@@ -67,6 +68,8 @@ std::string axis_text(int64_t in, int64_t out) {
 
 resampling_kernel resampling_kernel_of(const std::string &impl_info) {
     if (impl_info.rfind("jit:", 0) == 0) return resampling_kernel::jit;
+    // 3.x's ref:any computes its ranges as the jit does (measured on 3.9).
+    if (onednn_v3 && impl_info.rfind("ref:", 0) == 0) return resampling_kernel::jit;
     if (impl_info.rfind("simple:", 0) == 0 || impl_info.rfind("ref:", 0) == 0)
         return resampling_kernel::simple_or_ref;
     return resampling_kernel::unknown;

@@ -1,4 +1,4 @@
-// A model of how oneDNN 2.6's CPU resampling_backward maps outputs to inputs,
+// A model of how oneDNN's CPU resampling_backward maps outputs to inputs,
 // float operation for float operation, so that compile can decide exactly
 // whether the primitive computes docs/semantics.md on one spatial axis.
 //
@@ -6,13 +6,14 @@
 // arithmetic, kernels/interp_coords.hpp). oneDNN's backward does not evaluate
 // the forward map; each input x gathers a range of outputs whose bounds are
 // computed in f32:
-//   jit:avx512_core (NXC-dense data)    factor = f32(out / in)
-//                                       start(x) = ceil(f32(f32(x * factor) - 0.5))
-//   simple:any, ref:any (other layouts) start(x) = ceil(f32(f32(f32(x * out) / in) - 0.5))
+//   jit:avx512_core (NXC-dense data),   factor = f32(out / in)
+//   and 3.x's ref:any (padded data)     start(x) = ceil(f32(f32(x * factor) - 0.5))
+//   simple:any, 2.6's ref:any           start(x) = ceil(f32(f32(f32(x * out) / in) - 0.5))
 // end(x) = start(x + 1). The jit rounds `out / in` first, so an exact tie
 // (s = k + 1/2 in the forward map) can land on the wrong side: measured on
 // this machine, 33 of the 4096 (in, out) pairs with in, out in 1..64 differ
-// from docs/semantics.md on the jit path, and none on simple/ref; at larger sizes
+// from docs/semantics.md on the jit path (and on 3.x's ref), and none on
+// simple (and 2.6's ref); at larger sizes
 // (products past 2^24) both paths misplace outputs for most non-dyadic
 // ratios. The model below predicts every one of them (tests check it against
 // the primitive).
@@ -30,6 +31,8 @@
 
 namespace bpg::backends::dnnl_impl {
 
+// jit: the factor-first bounds (every jit; 3.x's ref too); simple_or_ref:
+// the product-first bounds (simple:any; 2.6's ref:any).
 enum class resampling_kernel { jit, simple_or_ref, unknown };
 
 // From the primitive descriptor's impl_info_str().
