@@ -20,7 +20,7 @@ bool is_floating(data_type dt);
 
 enum class layout_type {
     undef,   // nothing known yet
-    any,     // the library chooses (dense, row-major) at compile time
+    any,     // the library chooses at compile (diff_dst's axis order for a diff_src, else dense)
     strided, // explicit strides, in elements
     opaque,  // oneDNN's library-specific layout: bpg never produces one
 };
