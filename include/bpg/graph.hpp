@@ -273,6 +273,9 @@ public:
             const std::vector<logical_tensor> &outputs, const engine &e,
             const compile_options &opts = {}) const;
 
+    // oneDNN's one-op partition: the op alone in a graph of engine kind k.
+    partition(const op &o, engine::kind k);
+
     struct impl;
     explicit partition(std::shared_ptr<const impl> p) : impl_(std::move(p)) {}
 

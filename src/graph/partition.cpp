@@ -28,6 +28,13 @@ std::vector<size_t> partition::get_ops() const {
     return ids;
 }
 
+partition::partition(const op &o, engine::kind k) {
+    graph g(k);
+    g.add_op(o);
+    g.finalize();
+    *this = g.get_partitions().at(0);
+}
+
 size_t partition::get_ops_num() const { return impl_ ? impl_->ops.size() : 0; }
 bool partition::is_supported() const { return impl_ && impl_->supported; }
 engine::kind partition::get_engine_kind() const { return impl_ ? impl_->engine_kind : engine::kind::cpu; }

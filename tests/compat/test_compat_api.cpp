@@ -177,6 +177,20 @@ TEST(CompatUnsupported, TheJsonReaderTakesForeignKindsWithUnknownShapes) {
     EXPECT_NE(write_graph_json(document_of(g)).find("\"Convolution\""), std::string::npos);
 }
 
+TEST(CompatGraph, AOneOpPartitionFromItsOp) {
+    op relu(3, op::kind::ReLUBackward, {logical_tensor(0, data_type::f32, {4}, layout_type::strided),
+            logical_tensor(1, data_type::f32, {4}, layout_type::strided)},
+            {logical_tensor(2, data_type::f32, {4}, layout_type::strided)});
+    const partition p(relu, engine::kind::cpu);
+    EXPECT_TRUE(p.is_supported());
+    EXPECT_EQ(p.get_ops(), std::vector<size_t> {3});
+    EXPECT_EQ(p.get_input_ports().size(), 2u);
+    const partition w(op(4, op::kind::Wildcard), engine::kind::cpu);
+    EXPECT_FALSE(w.is_supported());
+    expect_error([] { partition(op(5, op::kind::ReLUBackward), engine::kind::cpu); }, status::invalid_graph,
+            {"ReLUBackprop op 5", "expects 2 inputs"});
+}
+
 TEST(CompatGraph, FpmathModeInOneDnnsForms) {
     graph g(dnnl::engine::kind::cpu, dnnl::fpmath_mode::strict);
     g.set_fpmath_mode(fpmath_mode::bf16, true);
