@@ -4,25 +4,29 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "bpg/status.hpp"
 
 namespace bpg {
 
-enum class data_type { undef, f32, bf16, f16, s32 };
+// bpg's kernels take f32, bf16, f16 (and s32 for a runtime `sizes`); the
+// other oneDNN types exist for ops bpg leaves to the framework (Wildcard, ...).
+enum class data_type { undef, f32, bf16, f16, s32, s8, u8, boolean, f8_e5m2, f8_e4m3 };
 const char *to_string(data_type dt);
 size_t size_of(data_type dt); // bytes per element; 0 for undef
 bool is_floating(data_type dt);
 
 enum class layout_type {
     undef,   // nothing known yet
-    any,     // the library chooses (dense, row-major) at compile time
+    any,     // the library chooses at compile (diff_dst's axis order for a diff_src, else dense)
     strided, // explicit strides, in elements
+    opaque,  // oneDNN's library-specific layout: bpg never produces one
 };
 const char *to_string(layout_type lt);
 
-enum class property_type { undef, variable, constant };
+enum class property_type { undef, variable, constant, host_scalar };
 const char *to_string(property_type pt);
 
 using dim = int64_t;
@@ -35,9 +39,23 @@ dims dense_strides(const dims &shape);
 
 class logical_tensor {
 public:
+    // The nested names of dnnl::graph::logical_tensor (same types as bpg's).
+    using data_type = bpg::data_type;
+    using layout_type = bpg::layout_type;
+    using property_type = bpg::property_type;
+    using dim = bpg::dim;
+    using dims = bpg::dims;
+
     logical_tensor() = default;
     // Unknown rank and shape.
     logical_tensor(size_t id, data_type dt, layout_type lt = layout_type::any);
+    // Known rank ndims (-1: unknown, 0: scalar), every dim unknown, as
+    // oneDNN's (id, dtype, ndims, ltype). A template so that a braced shape
+    // such as {4} still picks the dims constructor below.
+    template <typename Int, std::enable_if_t<std::is_integral_v<Int> && !std::is_same_v<Int, bool>, int> = 0>
+    logical_tensor(size_t id, data_type dt, Int ndims, layout_type lt,
+            property_type pt = property_type::undef)
+        : logical_tensor(id, dt, rank_checked(id, int64_t(ndims)), lt, pt, 0) {}
     // Known rank; dims may be unknown_dim. A strided layout gets dense
     // row-major strides (when every dim is known).
     logical_tensor(size_t id, data_type dt, dims shape,
@@ -64,9 +82,14 @@ public:
     size_t get_mem_size() const;
 
     bool operator==(const logical_tensor &o) const;
+    bool is_equal(const logical_tensor &o) const { return *this == o; }
     bool operator!=(const logical_tensor &o) const { return !(*this == o); }
 
 private:
+    // Throws unless -1 <= ndims <= 12 (oneDNN's DNNL_MAX_NDIMS).
+    static int64_t rank_checked(size_t id, int64_t ndims);
+    logical_tensor(size_t id, data_type dt, int64_t ndims, layout_type lt, property_type pt, int);
+
     size_t id_ = static_cast<size_t>(-1);
     data_type dt_ = data_type::undef;
     bool rank_known_ = false;

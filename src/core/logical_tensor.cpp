@@ -13,6 +13,11 @@ const char *to_string(data_type dt) {
         case data_type::bf16: return "bf16";
         case data_type::f16: return "f16";
         case data_type::s32: return "s32";
+        case data_type::s8: return "s8";
+        case data_type::u8: return "u8";
+        case data_type::boolean: return "boolean";
+        case data_type::f8_e5m2: return "f8_e5m2";
+        case data_type::f8_e4m3: return "f8_e4m3";
     }
     return "unknown";
 }
@@ -23,6 +28,11 @@ size_t size_of(data_type dt) {
         case data_type::s32: return 4;
         case data_type::bf16:
         case data_type::f16: return 2;
+        case data_type::s8:
+        case data_type::u8:
+        case data_type::boolean:
+        case data_type::f8_e5m2:
+        case data_type::f8_e4m3: return 1;
         default: return 0;
     }
 }
@@ -36,6 +46,7 @@ const char *to_string(layout_type lt) {
         case layout_type::undef: return "undef";
         case layout_type::any: return "any";
         case layout_type::strided: return "strided";
+        case layout_type::opaque: return "opaque";
     }
     return "unknown";
 }
@@ -45,6 +56,7 @@ const char *to_string(property_type pt) {
         case property_type::undef: return "undef";
         case property_type::variable: return "variable";
         case property_type::constant: return "constant";
+        case property_type::host_scalar: return "host_scalar";
     }
     return "unknown";
 }
@@ -74,6 +86,18 @@ bool all_known(const dims &d) {
 
 logical_tensor::logical_tensor(size_t id, data_type dt, layout_type lt)
     : id_(id), dt_(dt), rank_known_(false), layout_(lt) {}
+
+int64_t logical_tensor::rank_checked(size_t id, int64_t ndims) {
+    if (ndims < unknown_rank || ndims > 12)
+        throw error(status::invalid_shape,
+                "logical tensor " + std::to_string(id) + ": ndims " + std::to_string(ndims)
+                        + " is not a rank (-1: unknown, 0: scalar, at most 12)");
+    return ndims;
+}
+
+logical_tensor::logical_tensor(size_t id, data_type dt, int64_t ndims, layout_type lt, property_type pt, int)
+    : id_(id), dt_(dt), rank_known_(ndims >= 0), dims_(size_t(ndims >= 0 ? ndims : 0), unknown_dim),
+      layout_(lt), property_(pt) {}
 
 logical_tensor::logical_tensor(
         size_t id, data_type dt, dims shape, layout_type lt, property_type pt)

@@ -1,5 +1,6 @@
 // compiled_partition::execute: bind buffers by id, check what only exists at
 // execute (pointers, aliasing, runtime sizes values), then run the kernel.
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -27,7 +28,7 @@ std::string label(const compiled_partition::impl &cp) {
 // Finds the tensor bound to a port; the bound tensor must describe the same
 // layout as compiled (a tensor of unknown rank takes the compiled one).
 const tensor &bound(const compiled_partition::impl &cp, const logical_tensor &port,
-        const std::vector<tensor> &ts, const char *side) {
+        const std::vector<tensor> &ts, const char *side, bool may_be_null = false) {
     const tensor *found = nullptr;
     for (const tensor &t : ts)
         if (t.get_logical_tensor().get_id() == port.get_id()) {
@@ -58,7 +59,7 @@ const tensor &bound(const compiled_partition::impl &cp, const logical_tensor &po
                 label(cp) + ": " + side + " tensor " + std::to_string(port.get_id()) + " is "
                         + to_string(lt.get_data_type()) + " but was compiled as "
                         + to_string(port.get_data_type()));
-    if (!found->get_data_handle() && port.element_count() > 0)
+    if (!found->get_data_handle() && port.element_count() > 0 && !may_be_null)
         throw error(status::invalid_argument,
                 label(cp) + ": " + side + " tensor " + std::to_string(port.get_id())
                         + " has a null data pointer");
@@ -150,9 +151,12 @@ void compiled_partition::execute(const stream &s, const std::vector<tensor> &inp
     backends::buffer_map buffers;
     std::vector<byte_range> in_ranges, out_ranges;
     for (const logical_tensor &port : cp.inputs) {
-        const tensor &t = bound(cp, port, inputs, "input");
+        const bool shape_only = std::find(cp.shape_only_inputs.begin(), cp.shape_only_inputs.end(),
+                                        port.get_id()) != cp.shape_only_inputs.end();
+        const tensor &t = bound(cp, port, inputs, "input", shape_only);
         buffers[port.get_id()] = t.get_data_handle();
-        in_ranges.push_back(range_of(port, t.get_data_handle()));
+        // Never read, so it cannot be clobbered: no aliasing rule applies.
+        if (!shape_only) in_ranges.push_back(range_of(port, t.get_data_handle()));
     }
     for (const logical_tensor &port : cp.outputs) {
         const tensor &t = bound(cp, port, outputs, "output");

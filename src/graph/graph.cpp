@@ -31,7 +31,8 @@ void check_consistent(const op &o, const tensor_facts &a, const logical_tensor &
                 op_label(o) + ": tensor " + std::to_string(b.get_id()) + " " + what
                         + " than where another op already uses the same id; one id is one tensor");
     };
-    if (a.dt != b.get_data_type())
+    // undef (a framework op that does not say) agrees with any type.
+    if (a.dt != data_type::undef && b.get_data_type() != data_type::undef && a.dt != b.get_data_type())
         mismatch(std::string("has data type ") + to_string(b.get_data_type()) + " here and "
                 + to_string(a.dt) + " elsewhere; other data type");
     if (a.rank >= 0 && b.ndims() >= 0) {
@@ -48,7 +49,7 @@ void check_consistent(const op &o, const tensor_facts &a, const logical_tensor &
 
 // Adds what b knows to the facts of its id (b is consistent with them).
 void learn(tensor_facts &a, const logical_tensor &b) {
-    a.dt = b.get_data_type();
+    if (b.get_data_type() != data_type::undef) a.dt = b.get_data_type();
     if (b.ndims() < 0) return;
     if (a.rank < 0) {
         a.rank = b.ndims();
@@ -73,6 +74,7 @@ std::vector<partition> make_partitions(const std::vector<op> &ops, const std::ve
         p->id = parts.size();
         p->pattern = g.pattern;
         p->engine_kind = ek;
+        p->supported = is_implemented(ops[g.ops.front()].get_kind());
         std::unordered_set<size_t> inside(g.ops.begin(), g.ops.end()), produced, seen_in;
         for (size_t i : g.ops) p->ops.push_back(ops[i]);
         for (size_t i : g.ops)
@@ -93,7 +95,20 @@ std::vector<partition> make_partitions(const std::vector<op> &ops, const std::ve
 
 } // namespace
 
-void graph::add_op(const op &o) {
+status graph::add_op(const op &o, bool allow_exception) {
+    if (allow_exception) {
+        add_checked_op(o);
+        return status::success;
+    }
+    try {
+        add_checked_op(o);
+    } catch (const error &e) {
+        return e.code();
+    }
+    return status::success;
+}
+
+void graph::add_checked_op(const op &o) {
     if (impl_->finalized)
         throw error(status::invalid_graph,
                 op_label(o) + ": the graph is finalized; add ops before finalize()");
@@ -194,6 +209,18 @@ std::vector<partition> graph::get_partitions(partition_policy policy) const {
 const std::vector<op> &graph::get_ops() const { return impl_->ops; }
 engine::kind graph::get_engine_kind() const { return impl_->engine_kind; }
 fpmath_mode graph::get_fpmath_mode() const { return impl_->fpmath; }
+
+void graph::set_fpmath_mode(fpmath_mode m, bool apply_to_int) {
+    if (impl_->finalized)
+        throw error(status::invalid_graph, "graph::set_fpmath_mode: the graph is finalized; set it before finalize()");
+    impl_->fpmath = m;
+    impl_->fpmath_apply_to_int = apply_to_int;
+}
+
+void graph::get_fpmath_mode(fpmath_mode &m, bool &apply_to_int) const {
+    m = impl_->fpmath;
+    apply_to_int = impl_->fpmath_apply_to_int;
+}
 
 std::vector<logical_tensor> graph::get_input_tensors() const {
     std::unordered_set<size_t> produced, seen;

@@ -25,6 +25,7 @@ struct tensor_facts {
 struct graph::impl {
     engine::kind engine_kind = engine::kind::cpu;
     fpmath_mode fpmath = fpmath_mode::strict;
+    bool fpmath_apply_to_int = false;
     std::vector<op> ops;         // as added
     // add_op's lookups by id, so building a graph is near-linear in its size.
     std::unordered_map<size_t, size_t> op_index;       // op id -> index in ops
@@ -39,6 +40,7 @@ struct graph::impl {
 struct partition::impl {
     size_t id = 0;
     std::string pattern;
+    bool supported = true; // false: an op kind bpg does not implement
     std::vector<op> ops; // execution order
     std::vector<logical_tensor> inputs, outputs; // ports, as given to add_op
     engine::kind engine_kind = engine::kind::cpu;
@@ -46,6 +48,8 @@ struct partition::impl {
 
 struct compiled_partition::impl {
     std::vector<logical_tensor> inputs, outputs; // concrete, strided
+    // Input ports no kernel reads (InterpolateBackprop's src): may be null.
+    std::vector<size_t> shape_only_inputs;
     backends::partition_problem problem;
     std::unique_ptr<backends::kernel> kernel;
     backend_kind backend = backend_kind::ref;

@@ -9,6 +9,7 @@
 #include "core/verbose.hpp"
 #include "graph/graph_internal.hpp"
 #include "graph/op_schema.hpp"
+#include "graph/port_layout.hpp"
 #include "graph/resolve.hpp"
 #include "graph/verbose_text.hpp"
 
@@ -26,6 +27,17 @@ std::vector<size_t> partition::get_ops() const {
         for (const op &o : impl_->ops) ids.push_back(o.get_id());
     return ids;
 }
+
+partition::partition(const op &o, engine::kind k) {
+    graph g(k);
+    g.add_op(o);
+    g.finalize();
+    *this = g.get_partitions().at(0);
+}
+
+size_t partition::get_ops_num() const { return impl_ ? impl_->ops.size() : 0; }
+bool partition::is_supported() const { return impl_ && impl_->supported; }
+engine::kind partition::get_engine_kind() const { return impl_ ? impl_->engine_kind : engine::kind::cpu; }
 
 std::string partition::get_pattern_name() const { return impl_ ? impl_->pattern : ""; }
 
@@ -107,9 +119,10 @@ logical_tensor concrete_input(const partition::impl &p, const logical_tensor &po
 }
 
 // The concrete logical tensor of an op output: inferred shape, the caller's
-// strides when given (ports only), else dense.
+// strides when given (ports only), else the axis order of its model input
+// (layout_model), else dense.
 logical_tensor concrete_output(const partition::impl &p, const logical_tensor &declared,
-        const logical_tensor *given, const dims &shape) {
+        const logical_tensor *given, const dims &shape, const logical_tensor *model) {
     const logical_tensor &req = given ? *given : declared;
     const std::string who = where(p);
     if (req.get_data_type() != declared.get_data_type())
@@ -128,14 +141,14 @@ logical_tensor concrete_output(const partition::impl &p, const logical_tensor &d
                             + " is declared with shape " + shape_text(lt->get_dims())
                             + " but the op produces " + shape_text(shape));
     }
-    // Strides: the caller's at compile, else those declared at add_op, else dense.
+    // Strides: the caller's at compile, else those declared at add_op, else
+    // the model's order, else dense.
     const bool has_strides = req.get_layout_type() == layout_type::strided
             && req.get_strides().size() == shape.size() && !shape.empty();
-    logical_tensor out = has_strides
-            ? logical_tensor(declared.get_id(), declared.get_data_type(), shape, req.get_strides(),
-                    declared.get_property_type())
-            : logical_tensor(declared.get_id(), declared.get_data_type(), shape,
-                    layout_type::strided, declared.get_property_type());
+    const dims strides = has_strides ? req.get_strides()
+            : model                  ? graph_impl::strides_in_order_of(*model, shape)
+                                     : dense_strides(shape);
+    logical_tensor out(declared.get_id(), declared.get_data_type(), shape, strides, declared.get_property_type());
     check_strides(who, out, true);
     return out;
 }
@@ -162,6 +175,18 @@ void check_given(const partition::impl &p, const std::vector<logical_tensor> &gi
     }
 }
 
+// Input ports whose data no op of the partition reads.
+std::vector<size_t> shape_only_ports(const partition::impl &p) {
+    std::unordered_set<size_t> read, shape_only;
+    for (const op &o : p.ops)
+        for (size_t i = 0; i < o.get_inputs().size(); ++i)
+            (graph_impl::is_shape_only_input(o, i) ? shape_only : read).insert(o.get_inputs()[i].get_id());
+    std::vector<size_t> ids;
+    for (const logical_tensor &port : p.inputs)
+        if (shape_only.count(port.get_id()) && !read.count(port.get_id())) ids.push_back(port.get_id());
+    return ids;
+}
+
 backends::op_problem resolve(const op &o, const std::vector<logical_tensor> &in,
         const std::vector<logical_tensor> &out) {
     switch (o.get_kind()) {
@@ -171,8 +196,9 @@ backends::op_problem resolve(const op &o, const std::vector<logical_tensor> &in,
         case op::kind::BatchNormTrainingBackpropSums:
         case op::kind::BatchNormTrainingBackpropFromSums:
         case op::kind::BatchNormForwardSums: return graph_impl::resolve_batchnorm_bwd(o, in, out);
+        default: break;
     }
-    throw error(status::invalid_argument, "unknown op kind");
+    throw error(status::unimplemented, graph_impl::op_label(o) + ": bpg does not implement this op kind");
 }
 
 // compile_options' threads and runtime, checked; max_threads 0 takes the
@@ -196,6 +222,11 @@ compiled_partition partition::compile(const std::vector<logical_tensor> &inputs,
         const compile_options &opts) const {
     if (!impl_) throw error(status::invalid_argument, "partition::compile: empty partition");
     const partition::impl &p = *impl_;
+    if (!p.supported)
+        throw error(status::unimplemented,
+                where(p) + ": " + graph_impl::op_label(p.ops.front())
+                        + " is an op kind bpg does not implement; this partition is unsupported "
+                          "(is_supported() == false) and is for the framework to run");
     if (e.get_kind() != p.engine_kind)
         throw error(status::invalid_argument, where(p) + ": engine kind does not match the graph's");
     check_given(p, inputs, p.inputs, p.outputs, "input");
@@ -227,7 +258,8 @@ compiled_partition partition::compile(const std::vector<logical_tensor> &inputs,
             const logical_tensor &decl = o.get_outputs()[k];
             const bool is_port = find_by_id(p.outputs, decl.get_id()) != nullptr;
             logical_tensor lt = concrete_output(p, decl,
-                    is_port ? find_by_id(outputs, decl.get_id()) : nullptr, shapes[k]);
+                    is_port ? find_by_id(outputs, decl.get_id()) : nullptr, shapes[k],
+                    graph_impl::layout_model(o, k, in));
             if (!is_port) {
                 // Internal to the partition: the shape was checked above, the
                 // buffer is the executor's own, dense whatever was declared.
@@ -240,6 +272,7 @@ compiled_partition partition::compile(const std::vector<logical_tensor> &inputs,
         cp->problem.ops.push_back(resolve(o, in, out));
     }
     for (const logical_tensor &port : p.outputs) cp->outputs.push_back(concrete.at(port.get_id()));
+    cp->shape_only_inputs = shape_only_ports(p);
 
     // The run is set while the backends decide and compile: oneDNN sizes some
     // primitives for the OpenMP team they will run on.

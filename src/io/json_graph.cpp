@@ -334,7 +334,9 @@ op parse_op(const json &j, size_t index) {
     op::kind kind;
     if (!op_kind_from_string(kind_name, kind))
         ctx.fail(status::invalid_graph, "kind",
-                "unknown op kind " + in_quotes(kind_name) + "; known kinds: " + known_kinds_text());
+                "unknown op kind " + in_quotes(kind_name) + "; known kinds: " + known_kinds_text()
+                        + ", and oneDNN's other op kinds (Wildcard, End, Convolution, ...), which "
+                          "become unsupported partitions");
     op o(id, kind, name);
 
     if (const json *attrs = optional(j, "attrs")) {

@@ -13,8 +13,9 @@ const char *single_pattern_name(op::kind k) {
         case op::kind::BatchNormTrainingBackpropSums: return "bn_bwd_sums";
         case op::kind::BatchNormTrainingBackpropFromSums: return "bn_bwd_from_sums";
         case op::kind::BatchNormForwardSums: return "bn_fwd_sums";
+        default: break;
     }
-    return "op";
+    return "unsupported";
 }
 
 namespace {
