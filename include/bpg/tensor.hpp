@@ -8,6 +8,7 @@
 
 #include "bpg/status.hpp"
 
+#pragma GCC visibility push(default)
 namespace bpg {
 
 enum class data_type { undef, f32, bf16, f16, s32 };
@@ -116,3 +117,4 @@ private:
 };
 
 } // namespace bpg
+#pragma GCC visibility pop
