@@ -69,6 +69,8 @@ if(shared)
     -DSOURCE_DIR=${SOURCE_DIR} -P ${CMAKE_CURRENT_LIST_DIR}/check_exports.cmake)
 else()
   message(STATUS "static package: the SONAME and export checks need BUILD_SHARED_LIBS=ON")
+  run(${CMAKE_COMMAND} -DHEADERS_DIR=${prefix}/include/bpg -DSOURCE_DIR=${SOURCE_DIR}
+    -P ${CMAKE_CURRENT_LIST_DIR}/check_exports.cmake)
 endif()
 
 # CMake: find_package(bpg) with the packages above made unfindable.
