@@ -111,7 +111,10 @@ if(_bpg_type STREQUAL "SHARED_LIBRARY")
   endforeach()
   string(APPEND _script "  local: *;\n};\n")
   set(BPG_VERSION_SCRIPT ${PROJECT_BINARY_DIR}/bpg.map)
-  file(CONFIGURE OUTPUT ${BPG_VERSION_SCRIPT} CONTENT "${_script}")
+  # Rewritten only when it changes (configure_file), so that a reconfigure
+  # does not relink libbpg.so. file(CONFIGURE) would need CMake 3.18.
+  file(WRITE ${BPG_VERSION_SCRIPT}.in "${_script}")
+  configure_file(${BPG_VERSION_SCRIPT}.in ${BPG_VERSION_SCRIPT} COPYONLY)
   target_link_options(bpg PRIVATE -Wl,--version-script=${BPG_VERSION_SCRIPT})
   set_property(TARGET bpg APPEND PROPERTY LINK_DEPENDS ${BPG_VERSION_SCRIPT})
 endif()
