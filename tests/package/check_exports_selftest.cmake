@@ -1,7 +1,8 @@
 # cmake -DWORK_DIR=... -DSOURCE_DIR=... -P check_exports_selftest.cmake
 # check_exports.cmake on two small libraries with one public header: it must
 # pass the one that exports only that header's API and fail the one that
-# also exports an internal function, naming it.
+# also exports an internal function, naming it. The header's inline and
+# template code is the consumer's: the check must not ask for it.
 foreach(var WORK_DIR SOURCE_DIR)
   if(NOT ${var})
     message(FATAL_ERROR "check_exports_selftest.cmake: ${var} is not set")
@@ -9,7 +10,9 @@ foreach(var WORK_DIR SOURCE_DIR)
 endforeach()
 file(REMOVE_RECURSE ${WORK_DIR})
 file(WRITE ${WORK_DIR}/include/bpg/api.hpp
-  "#pragma once\n#pragma GCC visibility push(default)\nnamespace bpg {\n\nint answer();\n\n}\n#pragma GCC visibility pop\n")
+  "#pragma once\n#pragma GCC visibility push(default)\nnamespace bpg {\n\nint answer();\n"
+  "template <typename T>\nT twice(T v) {\n    return v + v;\n}\ninline int one() { return 1; }\n\n} // namespace bpg\n"
+  "#pragma GCC visibility pop\n")
 file(WRITE ${WORK_DIR}/api.cpp
   "#include \"bpg/api.hpp\"\nnamespace bpg {\nnamespace detail {\nLEAK int helper() { return 42; }\n}\nint answer() { return detail::helper(); }\n}\n")
 find_program(CXX NAMES c++ g++ REQUIRED)
