@@ -4,12 +4,14 @@
 # function is there. LIBRARY empty: the headers only (a static build).
 #
 # Public, by the headers in HEADERS_DIR (cmake/BpgPublicNames.cmake reads
-# them): a symbol is public when its demangled name is
+# them): a symbol is public when the entity its demangled name declares
+# (after a template instance's return type, before the parameters) is
 #   - a member of a public type T ("T::..."), but not of a type T only
 #     declares (its pimpl "T::impl"), or T's typeinfo, typeinfo name or vtable;
-#   - a public function F ("F(...)", or "F[abi:...](...)").
+#   - a public function F (any overload, "F[abi:cxx11]", "F<...>").
 # Anything else (bpg's internal namespaces, the standard library's templates,
 # oneTBB, nlohmann, OpenMP, ifunc resolvers) fails the check.
+cmake_minimum_required(VERSION 3.16) # policies of a script run with -P
 foreach(var HEADERS_DIR SOURCE_DIR)
   if(NOT ${var})
     message(FATAL_ERROR "check_exports.cmake: ${var} is not set")
@@ -58,6 +60,36 @@ function(starts_with out_var text prefix)
   endif()
 endfunction()
 
+# The entity a demangled function symbol names: the text before its
+# parameter list, without the return type a template instance shows first
+# ("bpg::op& bpg::op::set_attr<char [4]>(...)" -> "bpg::op::set_attr<char [4]>").
+# Spaces and parentheses inside <...> or {...} (template arguments, lambdas)
+# do not count.
+function(declared_entity out_var name)
+  string(LENGTH "${name}" n)
+  set(depth 0)
+  set(start 0)
+  set(end ${n})
+  set(i 0)
+  while(i LESS n)
+    string(SUBSTRING "${name}" ${i} 1 c)
+    if(c STREQUAL "<" OR c STREQUAL "{")
+      math(EXPR depth "${depth} + 1")
+    elseif(c STREQUAL ">" OR c STREQUAL "}")
+      math(EXPR depth "${depth} - 1")
+    elseif(depth EQUAL 0 AND c STREQUAL " ")
+      math(EXPR start "${i} + 1")
+    elseif(depth EQUAL 0 AND c STREQUAL "(")
+      set(end ${i})
+      break()
+    endif()
+    math(EXPR i "${i} + 1")
+  endwhile()
+  math(EXPR len "${end} - ${start}")
+  string(SUBSTRING "${name}" ${start} ${len} entity)
+  set(${out_var} "${entity}" PARENT_SCOPE)
+endfunction()
+
 set(bad "")
 set(count 0)
 set(seen_functions "")
@@ -69,29 +101,36 @@ foreach(line IN LISTS nm_lines)
   set(name "${CMAKE_MATCH_1}")
   math(EXPR count "${count} + 1")
   set(public OFF)
-  foreach(t ${types})
-    starts_with(member "${name}" "${t}::")
-    if(member OR name STREQUAL "typeinfo for ${t}" OR name STREQUAL "typeinfo name for ${t}"
-        OR name STREQUAL "vtable for ${t}")
+  if(name MATCHES "^(typeinfo for|typeinfo name for|vtable for) (.+)$")
+    if("${CMAKE_MATCH_2}" IN_LIST types)
       set(public ON)
-      break()
     endif()
-  endforeach()
-  foreach(o ${opaque})
-    starts_with(hidden_member "${name}" "${o}::")
-    if(hidden_member)
-      set(public OFF)
-    endif()
-  endforeach()
-  foreach(f ${functions})
-    starts_with(call "${name}" "${f}(")
-    starts_with(tagged "${name}" "${f}[abi:")
-    if(call OR tagged)
-      set(public ON)
-      list(APPEND seen_functions ${f})
-      break()
-    endif()
-  endforeach()
+  else()
+    declared_entity(entity "${name}")
+    foreach(t ${types})
+      starts_with(member "${entity}" "${t}::")
+      if(member)
+        set(public ON)
+        break()
+      endif()
+    endforeach()
+    foreach(o ${opaque})
+      starts_with(hidden_member "${entity}" "${o}::")
+      if(hidden_member)
+        set(public OFF)
+      endif()
+    endforeach()
+    foreach(f ${functions})
+      # Any overload; an ABI tag (name[abi:cxx11]) or template arguments.
+      starts_with(tagged "${entity}" "${f}[")
+      starts_with(instance "${entity}" "${f}<")
+      if(entity STREQUAL f OR tagged OR instance)
+        set(public ON)
+        list(APPEND seen_functions ${f})
+        break()
+      endif()
+    endforeach()
+  endif()
   if(NOT public)
     list(APPEND bad "${name}")
   endif()

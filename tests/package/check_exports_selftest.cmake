@@ -3,6 +3,7 @@
 # pass the one that exports only that header's API and fail the one that
 # also exports an internal function, naming it. The header's inline and
 # template code is the consumer's: the check must not ask for it.
+cmake_minimum_required(VERSION 3.16) # policies of a script run with -P
 foreach(var WORK_DIR SOURCE_DIR)
   if(NOT ${var})
     message(FATAL_ERROR "check_exports_selftest.cmake: ${var} is not set")

@@ -4,6 +4,7 @@
 # with a plain compiler command from `pkg-config --cflags --libs bpg`.
 # A shared package must also carry a versioned SONAME and export only the
 # public API (check_exports.cmake). docs/packaging.md.
+cmake_minimum_required(VERSION 3.16) # policies of a script run with -P
 foreach(var BUILD_DIR WORK_DIR CONSUMER_DIR SOURCE_DIR)
   if(NOT ${var})
     message(FATAL_ERROR "run_consumer.cmake: ${var} is not set")
