@@ -2,7 +2,8 @@
 # check_exports.cmake on two small libraries with one public header: it must
 # pass the one that exports only that header's API and fail the one that
 # also exports an internal function, naming it. The header's inline and
-# template code is the consumer's: the check must not ask for it.
+# template code is the consumer's: the check must not ask for it; a template
+# member's instance (its return type demangled first) is the type's.
 cmake_minimum_required(VERSION 3.16) # policies of a script run with -P
 foreach(var WORK_DIR SOURCE_DIR)
   if(NOT ${var})
@@ -12,10 +13,12 @@ endforeach()
 file(REMOVE_RECURSE ${WORK_DIR})
 file(WRITE ${WORK_DIR}/include/bpg/api.hpp
   "#pragma once\n#pragma GCC visibility push(default)\nnamespace bpg {\n\nint answer();\n"
+  "class box {\npublic:\n    template <typename T> T get(T v) const;\n};\n"
   "template <typename T>\nT twice(T v) {\n    return v + v;\n}\ninline int one() { return 1; }\n\n} // namespace bpg\n"
   "#pragma GCC visibility pop\n")
 file(WRITE ${WORK_DIR}/api.cpp
-  "#include \"bpg/api.hpp\"\nnamespace bpg {\nnamespace detail {\nLEAK int helper() { return 42; }\n}\nint answer() { return detail::helper(); }\n}\n")
+  "#include \"bpg/api.hpp\"\nnamespace bpg {\nnamespace detail {\nLEAK int helper() { return 42; }\n}\nint answer() { return detail::helper(); }\n"
+  "template <typename T> T box::get(T v) const { return v; }\ntemplate int box::get<int>(int) const;\n}\n")
 find_program(CXX NAMES c++ g++ REQUIRED)
 
 function(check_library name leak expect_ok)
