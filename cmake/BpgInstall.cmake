@@ -21,11 +21,20 @@ endif()
 
 install(EXPORT bpgTargets NAMESPACE bpg:: DESTINATION ${BPG_CONFIG_DIR})
 # A static libbpg carries its private link dependencies (oneTBB, oneDNN,
-# OpenMP, the header-only nlohmann_json target) into the consumer's link, so
-# the config must find them; a shared one needs only Threads.
+# OpenMP) into the consumer's link, so the config must find them
+# (BPG_CONFIG_DEPENDENCIES, from cmake/BpgPackage.cmake); a shared one needs
+# only Threads.
 get_target_property(BPG_LIBRARY_TYPE bpg TYPE)
+set(BPG_CONFIG_FIND_DEPENDENCIES "")
+set(BPG_PC_REQUIRES_PRIVATE_TEXT "")
+set(BPG_PC_LIBS_PRIVATE_TEXT "")
 if(BPG_LIBRARY_TYPE STREQUAL "STATIC_LIBRARY")
   set(BPG_CONFIG_STATIC ON)
+  foreach(_dependency ${BPG_CONFIG_DEPENDENCIES})
+    string(APPEND BPG_CONFIG_FIND_DEPENDENCIES "find_dependency(${_dependency})\n")
+  endforeach()
+  list(JOIN BPG_PC_REQUIRES_PRIVATE ", " BPG_PC_REQUIRES_PRIVATE_TEXT)
+  list(JOIN BPG_PC_LIBS_PRIVATE " " BPG_PC_LIBS_PRIVATE_TEXT)
 else()
   set(BPG_CONFIG_STATIC OFF)
 endif()
@@ -35,6 +44,15 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/bpgConfigVersion.cmake
   VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/bpgConfig.cmake ${PROJECT_BINARY_DIR}/bpgConfigVersion.cmake
   DESTINATION ${BPG_CONFIG_DIR})
+
+# bpg.pc for `pkg-config --cflags --libs bpg`; --static adds what libbpg.a
+# needs. The prefix is found from the file's own place, so that an install
+# with `cmake --install --prefix` elsewhere still works.
+set(BPG_PC_DIR ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+file(RELATIVE_PATH BPG_PC_PREFIX_FROM_PCDIR /prefix/${BPG_PC_DIR} /prefix)
+string(REGEX REPLACE "/$" "" BPG_PC_PREFIX_FROM_PCDIR ${BPG_PC_PREFIX_FROM_PCDIR})
+configure_file(${PROJECT_SOURCE_DIR}/cmake/bpg.pc.in ${PROJECT_BINARY_DIR}/bpg.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/bpg.pc DESTINATION ${BPG_PC_DIR})
 
 # The python package bpg_torch (BPG_TORCH): its .py files and the op library,
 # where the system python3 imports it from under the prefix

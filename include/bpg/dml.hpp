@@ -20,6 +20,7 @@
 
 #include "bpg/graph.hpp"
 
+#pragma GCC visibility push(default)
 namespace bpg::dml {
 
 // DML_TENSOR_DATA_TYPE, same order and values.
@@ -137,3 +138,4 @@ void batch_normalization_training_grad(const batch_normalization_training_grad_o
         void *output_bias_gradient, const compile_options &opts = {});
 
 } // namespace bpg::dml
+#pragma GCC visibility pop

@@ -25,6 +25,7 @@
 #include "bpg/status.hpp"
 #include "bpg/tensor.hpp"
 
+#pragma GCC visibility push(default)
 namespace bpg {
 
 // A typed attribute value. bool is its own alternative so that JSON "bool"
@@ -321,3 +322,4 @@ private:
 };
 
 } // namespace bpg
+#pragma GCC visibility pop

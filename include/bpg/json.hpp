@@ -13,6 +13,7 @@
 
 #include "bpg/graph.hpp"
 
+#pragma GCC visibility push(default)
 namespace bpg {
 
 struct graph_document {
@@ -41,3 +42,4 @@ graph_document document_of(const graph &g);
 graph make_graph(const graph_document &doc);
 
 } // namespace bpg
+#pragma GCC visibility pop

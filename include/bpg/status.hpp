@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#pragma GCC visibility push(default)
 namespace bpg {
 
 enum class status {
@@ -37,3 +38,4 @@ private:
 };
 
 } // namespace bpg
+#pragma GCC visibility pop

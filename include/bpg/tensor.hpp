@@ -9,6 +9,7 @@
 
 #include "bpg/status.hpp"
 
+#pragma GCC visibility push(default)
 namespace bpg {
 
 // bpg's kernels take f32, bf16, f16 (and s32 for a runtime `sizes`); the
@@ -139,3 +140,4 @@ private:
 };
 
 } // namespace bpg
+#pragma GCC visibility pop

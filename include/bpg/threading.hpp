@@ -5,9 +5,11 @@
 // oneTBB arena, and oneDNN's OpenMP team is sized for the call only.
 #pragma once
 
+#pragma GCC visibility push(default)
 namespace bpg {
 
 void set_max_threads(int n); // n >= 0; 0 restores the default (all cores)
 int get_max_threads();       // what a partition with max_threads = 0 uses now
 
 } // namespace bpg
+#pragma GCC visibility pop

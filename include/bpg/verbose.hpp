@@ -9,9 +9,11 @@
 // the first use) unless set_verbose() was called. docs/verbose.md shows the fields.
 #pragma once
 
+#pragma GCC visibility push(default)
 namespace bpg {
 
 void set_verbose(int level); // 0 off, 1, 2; overrides BPG_VERBOSE
 int get_verbose();
 
 } // namespace bpg
+#pragma GCC visibility pop
