@@ -202,9 +202,10 @@ TEST(TbbBatchNorm, FusedReluMaskPathEqualsOpsRunApart) {
             c.shape = {2, 9, 7, k};
             c.stat_shape = {k};
             c.relu = into;
-            if (tbb_backend::has_avx512f())
+            if (tbb_backend::has_avx512f()) {
                 EXPECT_EQ(compile_bn_case(c, backend_kind::tbb).get_kernel_path(),
                         "bn:two_sweeps:sums=relu_mask_avx512:update=relu_mask_avx512:cached");
+            }
             expect_fused_equals_apart(c, 12);
         }
 }
