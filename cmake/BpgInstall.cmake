@@ -31,6 +31,12 @@ set(BPG_PC_LIBS_PRIVATE_TEXT "")
 if(BPG_LIBRARY_TYPE STREQUAL "STATIC_LIBRARY")
   set(BPG_CONFIG_STATIC ON)
   foreach(_dependency ${BPG_CONFIG_DEPENDENCIES})
+    # oneDNN: the major version bpg was built against, where it was found
+    # first (a 3.x build beside Debian's 2.6 must not link 2.6).
+    if(_dependency MATCHES "^dnnl" AND dnnl_VERSION)
+      string(REGEX REPLACE "^dnnl" "dnnl ${dnnl_VERSION_MAJOR}.${dnnl_VERSION_MINOR}" _dependency "${_dependency}")
+      string(APPEND _dependency " HINTS \"${dnnl_DIR}\"")
+    endif()
     string(APPEND BPG_CONFIG_FIND_DEPENDENCIES "find_dependency(${_dependency})\n")
   endforeach()
   list(JOIN BPG_PC_REQUIRES_PRIVATE ", " BPG_PC_REQUIRES_PRIVATE_TEXT)

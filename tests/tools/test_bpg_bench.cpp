@@ -191,6 +191,8 @@ TEST(BpgBench, FusedCaseAlsoTimesTheOpsApart) {
     // build without oneDNN has no dnnl row: r[0] is null there.
     json r = c.at("results");
     if (!dnnl_in_build()) r.insert(r.begin(), nullptr);
+    // Built against oneDNN 3.x, oneDNN Graph's own rows close the list.
+    while (!r.empty() && r.back().is_object() && r.back().at("backend") == "onednn_graph") r.erase(r.size() - 1);
     ASSERT_EQ(r.size(), 5u);
     if (dnnl_in_build()) {
         EXPECT_EQ(r[0].at("backend"), "dnnl");
@@ -213,7 +215,11 @@ TEST(BpgBench, FusedCaseAlsoTimesTheOpsApart) {
                 r[i].at("median_ms").get<double>() / r[i - 1].at("median_ms").get<double>(), 1e-9);
         EXPECT_NE(r[i].at("ran_on").get<std::string>().find('+'), std::string::npos) << r[i]; // two partitions
     }
-    EXPECT_EQ(c.at("stream_runs"), doc.at("repeat").get<int>() * 4);
+    // The yardstick runs before each run of each backend that ran.
+    int ran = 0;
+    for (const json &result : c.at("results")) ran += result.at("status") == "ok";
+    EXPECT_EQ(ran, dnnl_in_build() ? 4 + int(c.at("results").size()) - 5 : 4 + int(c.at("results").size()) - 4);
+    EXPECT_EQ(c.at("stream_runs"), doc.at("repeat").get<int>() * ran);
     // Each result's raw runs, and the yardstick run before each, back its median.
     for (size_t i = 1; i < 5; ++i) {
         std::vector<double> runs = r[i].at("runs_ms").get<std::vector<double>>();
