@@ -17,7 +17,7 @@ fi
 lib_dir="$(cd "$dnnl_dir/../.." && pwd)"
 version="$(sed -n 's/^set(PACKAGE_VERSION "\([0-9.]*\)")$/\1/p' "$dnnl_dir/dnnl-config-version.cmake")"
 echo "oneDNN $version in $lib_dir"
-cmake -S . -B build-onednn3 -DCMAKE_BUILD_TYPE=Release -DBPG_WITH_DNNL=ON -Ddnnl_DIR="$dnnl_dir" -DBPG_TORCH=OFF "$@"
+cmake -S . -B build-onednn3 -DCMAKE_BUILD_TYPE=Release -DBPG_WITH_DNNL=ON -Ddnnl_DIR="$dnnl_dir" -DBPG_ONEDNN3_DIR="$dnnl_dir" -DBPG_TORCH=OFF "$@"
 cmake --build build-onednn3 -j"$(nproc)"
 # The build tree's RPATH names the 3.x library; LD_LIBRARY_PATH serves the
 # installed copies of the package test. DnnlVersion.* checks that the loaded

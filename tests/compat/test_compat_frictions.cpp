@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bpg/dnnl_graph.hpp"
+#include "support/backends_in_build.hpp"
 #include "support/expect_error.hpp"
 
 namespace bpg::test {
@@ -46,7 +47,7 @@ TEST(CompatNullSrc, InterpolateSrcMayBeNullOnEveryBackend) {
                 .execute(stream(cpu), {tensor(src, cpu, src_data.data()), tensor(dd, cpu, diff.data())},
                         {tensor(ds, cpu, reference.data())});
     }
-    for (backend_kind b : {backend_kind::ref, backend_kind::tbb, backend_kind::dnnl}) {
+    for (backend_kind b : in_build({backend_kind::ref, backend_kind::tbb, backend_kind::dnnl})) {
         compile_options opts;
         opts.backend = b;
         const compiled_partition cp = p.compile({src, dd}, {ds}, cpu, opts);
