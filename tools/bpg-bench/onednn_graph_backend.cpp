@@ -4,6 +4,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -91,9 +92,9 @@ prepared_backend prepare_onednn_graph(const bench_case &c, const case_graph &cg,
     std::vector<compiled> runs;
     // Tensors between two partitions (ReLU and BN apart): buffers of their own.
     auto scratch = std::make_shared<std::map<size_t, std::vector<char>>>();
-    std::map<size_t, bool> is_case_tensor;
-    for (const logical_tensor &lt : cg.inputs) is_case_tensor[lt.get_id()] = true;
-    for (const logical_tensor &lt : cg.outputs) is_case_tensor[lt.get_id()] = true;
+    std::set<size_t> is_case_tensor;
+    for (const logical_tensor &lt : cg.inputs) is_case_tensor.insert(lt.get_id());
+    for (const logical_tensor &lt : cg.outputs) is_case_tensor.insert(lt.get_id());
     try {
         og::graph g(dnnl::engine::kind::cpu);
         const std::string unsupported = build(c, cg, g);
