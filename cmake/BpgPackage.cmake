@@ -54,6 +54,11 @@ foreach(_lib ${_bpg_links})
     list(APPEND BPG_PC_LIBS_PRIVATE ${CMAKE_THREAD_LIBS_INIT})
   endif()
 endforeach()
+# An instrumented static library needs the sanitizer runtime at the consumer's
+# link, as the exported target says in src/CMakeLists.txt.
+if(BPG_SANITIZE)
+  list(APPEND BPG_PC_LIBS_PRIVATE -fsanitize=${BPG_SANITIZE})
+endif()
 list(REMOVE_DUPLICATES BPG_CONFIG_DEPENDENCIES)
 list(REMOVE_DUPLICATES BPG_PC_REQUIRES_PRIVATE)
 list(REMOVE_DUPLICATES BPG_PC_LIBS_PRIVATE)
