@@ -7,7 +7,8 @@ set(BPG_SANITIZE "" CACHE STRING "Sanitizers for every target, e.g. address,unde
 option(BPG_BUILD_FUZZERS "Build the libFuzzer targets of fuzz/ (clang)" OFF)
 
 if(BPG_SANITIZE)
-  add_compile_options(-fsanitize=${BPG_SANITIZE} -fno-omit-frame-pointer -g)
+  # Line tables (-g1) are all a sanitizer report needs, at a third of -g's compile time.
+  add_compile_options(-fsanitize=${BPG_SANITIZE} -fno-omit-frame-pointer -g1)
   add_link_options(-fsanitize=${BPG_SANITIZE})
   if(BPG_SANITIZE MATCHES "undefined")
     add_compile_options(-fno-sanitize-recover=undefined)

@@ -17,7 +17,9 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 jobs="${BPG_JOBS:-$(nproc)}"
 bash scripts/install-deps.sh
 start=$(date +%s)
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Release -DBPG_SANITIZE=address,undefined -DBPG_TORCH=OFF "$@" >/dev/null
+# -O1, as the sanitizers' own documentation advises: the build takes half the
+# time of -O3 (the suite's shapes are small), and reports stay precise.
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" -DBPG_SANITIZE=address,undefined -DBPG_TORCH=OFF "$@" >/dev/null
 cmake --build build-asan -j"$jobs"
 build-asan/bin/bpg-tests-bad_inputs --gtest_filter='BadInputCatalogue.*' | grep 'bad-input catalogue'
 ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 900 -LE 'huge|mpi'
