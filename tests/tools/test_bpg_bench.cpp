@@ -447,6 +447,46 @@ TEST(BpgBench, GoalMarksFollowTheRatios) {
     }
 }
 
+// bench/torch_suite.py times torch's backward on the cases of a bpg-bench
+// run and bench/merge_suite.py puts the two side by side (run_suite.sh runs
+// the three in a row). Skipped where Debian's python3-torch is missing.
+TEST(BpgBench, TorchSuiteAndMergeTakeTheRunsCases) {
+    if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0) GTEST_SKIP() << "no torch";
+    const std::string dir = temp_dir("bench-torch"), bench = std::string(BPG_SOURCE_DIR) + "/bench/";
+    const auto python = [&](const std::string &args) {
+        return std::system(("/usr/bin/python3 " + bench + args + " >" + dir + "/py.out 2>" + dir + "/py.err").c_str());
+    };
+    const tool_result run = run_tool("bpg-bench", "--class overhead,first_call --backend tbb --repeat 2 --warmup 0 "
+                                                  "--json " + dir + "/bpg.json");
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    ASSERT_EQ(python("torch_suite.py --cases " + dir + "/bpg.json --json " + dir + "/torch.json"), 0)
+            << read_text(dir + "/py.err");
+    const json torch_doc = json::parse(read_text(dir + "/torch.json"), nullptr, false);
+    const json bpg_doc = json::parse(read_text(dir + "/bpg.json"), nullptr, false);
+    ASSERT_EQ(torch_doc.at("cases").size(), bpg_doc.at("cases").size());
+    EXPECT_EQ(torch_doc.at("repeat"), 2); // the bpg-bench run's
+    for (size_t i = 0; i < bpg_doc.at("cases").size(); ++i) {
+        const json &t = torch_doc.at("cases")[i];
+        EXPECT_EQ(t.at("description"), bpg_doc.at("cases")[i].at("description"));
+        EXPECT_EQ(t.at("status"), "ok") << t;
+        EXPECT_GT(t.at("median_ms").get<double>(), 0);
+        if (t.at("kind") == "first_call") {
+            EXPECT_GT(t.at("first_ms").get<double>(), 0);
+        }
+    }
+    ASSERT_EQ(python("merge_suite.py " + dir + "/bpg.json " + dir + "/torch.json --commit abc1234"), 0)
+            << read_text(dir + "/py.err");
+    const std::string table = read_text(dir + "/py.out");
+    EXPECT_NE(table.find("commit abc1234"), std::string::npos) << table;
+    EXPECT_NE(table.find("| interp bilinear NCX f32 1x1x2x2->1x1x4x4 per call |"), std::string::npos) << table;
+    EXPECT_NE(table.find("## First call"), std::string::npos) << table;
+
+    // Each op the script times gives autograd's gradient (a reduced copy of
+    // each case), so the mapping of modes and layouts is right.
+    ASSERT_EQ(run_tool("bpg-bench", "--list --json " + dir + "/list.json").exit_code, 0);
+    EXPECT_EQ(python("torch_suite.py --check --cases " + dir + "/list.json"), 0) << read_text(dir + "/py.err");
+}
+
 TEST(BpgBench, BadOptionsExit2WithOneLine) {
     const char *bad[] = {
             "--src 1x2x4 --dst 1x2x8x8",                     // ranks differ

@@ -1,0 +1,146 @@
+"""One table from a bpg-bench run and a torch_suite.py run on the same cases.
+
+    /usr/bin/python3 bench/merge_suite.py BPG_JSON TORCH_JSON [--commit C] > TABLE.md
+
+Per case: bpg's tbb row, oneDNN (dnnl, and onednn_graph when the run has
+it), torch's backward and the streaming kernel, with tbb's ratio to each and
+issue 25's goal (tbb within 1.3x of the streaming kernel for f32, 1.5x for
+bf16/f16, and faster than every oneDNN row and torch). Then the worst ratio
+of each class, the per call cases in microseconds and the first call cases.
+Ratios are tbb's median over the other's median: below 1, tbb is faster.
+"""
+import argparse
+import json
+import sys
+
+OVERHEAD_GOAL_US = 3
+FIRST_CALL_GOAL_MS = 1
+
+
+def stream_goal(dtype):
+    return 1.3 if dtype == "f32" else 1.5
+
+
+def row_of(case, backend):
+    for r in case["results"]:
+        if r["backend"] == backend and not r.get("apart") and r["status"] == "ok":
+            return r
+    return None
+
+
+def fmt(value, digits=3):
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+def worse(current, candidate, case):
+    """The larger of (ratio, case) pairs, ignoring missing ratios."""
+    if candidate is None or (current and current[0] >= candidate):
+        return current
+    return (candidate, case)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("bpg", help="bpg-bench --json output")
+    parser.add_argument("torch", help="bench/torch_suite.py --json output on the same cases")
+    parser.add_argument("--commit", help="the commit measured (default: torch_suite's)")
+    args = parser.parse_args()
+    with open(args.bpg) as f:
+        bpg = json.load(f)
+    with open(args.torch) as f:
+        torch_doc = json.load(f)
+    torch_cases = {c["description"]: c for c in torch_doc["cases"]}
+    missing = [c["description"] for c in bpg["cases"] if c["description"] not in torch_cases]
+    if missing:
+        sys.exit(f"merge_suite: the torch run lacks {len(missing)} case(s) of the bpg run, e.g. {missing[0]}")
+    has_graph = any(r["backend"] == "onednn_graph" for c in bpg["cases"] for r in c["results"])
+    others = ["dnnl"] + (["onednn_graph"] if has_graph else []) + ["torch"]
+
+    m = bpg["machine"]
+    print(f"# bpg-bench suite beside torch: {bpg['date']}, commit {args.commit or torch_doc['commit']}\n")
+    print(f"{m['cpu']}, {m['cores']} cores; bpg-bench {bpg['version']}, {bpg['threads']} threads, "
+          f"OMP_WAIT_POLICY={bpg['omp_wait_policy']}, medians of {bpg['repeat']} runs after {bpg['warmup']} "
+          f"warm-up runs; torch {torch_doc['torch']} ({torch_doc['date']}, right after), "
+          f"{torch_doc['threads']} threads, medians of {torch_doc['repeat']} runs. "
+          "x = tbb's median / the other's (below 1: tbb is faster).\n")
+
+    head = ["class", "case", "tbb ms"] + [f"{o} ms" for o in others] + ["stream ms", "x stream"] + \
+        [f"x {o}" for o in others] + ["goal"]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    worst = {}  # class -> {column: (ratio, case)}
+    goals = {}  # class -> [met, cases]
+    special = []
+    for c in bpg["cases"]:
+        if c["kind"] != "throughput":
+            special.append(c)
+            continue
+        tbb = row_of(c, "tbb")
+        t = torch_cases[c["description"]]
+        medians = {o: (row_of(c, o) or {}).get("median_ms") for o in others if o != "torch"}
+        medians["torch"] = t.get("median_ms") if t["status"] == "ok" else None
+        tbb_ms = tbb["median_ms"] if tbb else None
+        x = {"stream": ratio(tbb_ms, c["stream_ms"])}
+        x.update({o: ratio(tbb_ms, medians[o]) for o in others})
+        met = None
+        if tbb_ms is not None:
+            met = x["stream"] <= stream_goal(c["dtype"]) and all(x[o] < 1 for o in others if x[o] is not None)
+            g = goals.setdefault(c["class"], [0, 0])
+            g[0] += met
+            g[1] += 1
+        w = worst.setdefault(c["class"], {})
+        for column, value in x.items():
+            w[column] = worse(w.get(column), value, c["description"])
+        cells = [c["class"], c["description"], fmt(tbb_ms)] + [fmt(medians[o]) for o in others] + \
+            [fmt(c["stream_ms"]), fmt(x["stream"], 2)] + [fmt(x[o], 2) for o in others] + \
+            ["-" if met is None else "ok" if met else "**miss**"]
+        print("| " + " | ".join(cells) + " |")
+
+    print("\n## Worst ratio per class (tbb)\n")
+    columns = ["stream"] + others
+    print("| class | " + " | ".join(f"worst x {o}" for o in columns) + " | goal met |")
+    print("|" + "---|" * (len(columns) + 2))
+    for cls, w in worst.items():
+        cells = [f"{w[o][0]:.2f} ({w[o][1]})" if w.get(o) else "-" for o in columns]
+        met, n = goals.get(cls, [0, 0])
+        print(f"| {cls} | " + " | ".join(cells) + f" | {met}/{n} |")
+
+    def medians(c, field):
+        """field of each other row (torch's from its run), None where it did not run."""
+        t = torch_cases[c["description"]]
+        values = {o: (row_of(c, o) or {}).get(field) for o in others if o != "torch"}
+        values["torch"] = t.get(field) if t["status"] == "ok" else None
+        return values
+
+    print(f"\n## Per call: a tiny partition, us per call (goal: tbb < {OVERHEAD_GOAL_US} us over the streaming "
+          "kernel's)\n")
+    print("| case | tbb | tbb over the stream | " + " | ".join(others) + " | stream | goal |")
+    print("|" + "---|" * (len(others) + 5))
+    for c in (c for c in special if c["kind"] == "overhead"):
+        tbb, us = row_of(c, "tbb"), medians(c, "median_ms")
+        over = tbb["overhead_us"] if tbb else None
+        cells = [fmt(tbb and tbb["median_ms"] * 1e3, 2), fmt(over, 2)] + \
+            [fmt(us[o] and us[o] * 1e3, 2) for o in others] + [fmt(c["stream_ms"] * 1e3, 2)] + \
+            ["-" if over is None else "ok" if over < OVERHEAD_GOAL_US else "**miss**"]
+        print(f"| {c['description']} | " + " | ".join(cells) + " |")
+
+    print(f"\n## First call: ms of the first execute of a fresh partition (goal: tbb < {FIRST_CALL_GOAL_MS} ms)\n")
+    print("tbb and oneDNN: compiled and run after a partition of another shape ran (`in process`), and alone in "
+          "fresh processes (median); torch: its first call of the shape in its process.\n")
+    print("| case | tbb in process | tbb fresh process | " + " | ".join(f"{o} in process" for o in others)
+          + " | goal |")
+    print("|" + "---|" * (len(others) + 4))
+    for c in (c for c in special if c["kind"] == "first_call"):
+        tbb, first = row_of(c, "tbb"), medians(c, "first_ms")
+        in_process, fresh = (tbb["first_ms"], tbb.get("fresh_first_ms")) if tbb else (None, None)
+        met = None if in_process is None else max(in_process, fresh or 0) < FIRST_CALL_GOAL_MS
+        cells = [fmt(in_process), fmt(fresh)] + [fmt(first[o]) for o in others] + \
+            ["-" if met is None else "ok" if met else "**miss**"]
+        print(f"| {c['description']} | " + " | ".join(cells) + " |")
+
+if __name__ == "__main__":
+    main()
