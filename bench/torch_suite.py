@@ -19,17 +19,16 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import statistics
-import subprocess
 import sys
 import time
 
 import torch
 import torch.nn.functional as F
 
+from machine_info import commit, cpu_model
+
 aten = torch.ops.aten
-HERE = os.path.dirname(os.path.abspath(__file__))
 DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
 
 
@@ -193,25 +192,6 @@ def measure(case, repeat, warmup):
     if case["kind"] == "first_call":
         result["first_ms"] = first
     return result
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as info:
-            for line in info:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def commit():
-    try:
-        return subprocess.run(["git", "-C", HERE, "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, timeout=10).stdout.strip() or "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
 
 
 def main():
