@@ -227,7 +227,7 @@ case_result run_case(const bench_case &c, const run_config &cfg) {
         if (ready[k].r.apart && ready[k].run && ready[k - 1].r.t.median_ms > 0)
             ready[k].r.fusion_gain = ready[k].r.t.median_ms / ready[k - 1].r.t.median_ms;
         const auto first = first_calls.find(ready[k].r.backend);
-        if (first != first_calls.end() && first->second.ok) {
+        if (first != first_calls.end() && first->second.ok && !ready[k].r.apart) {
             ready[k].r.compile_ms = first->second.compile_ms;
             ready[k].r.first_ms = first->second.first_ms;
         }
@@ -258,8 +258,8 @@ first_call_times time_first_call(const bench_case &c, const std::string &row, bo
         }
         const case_graph ocg = build_graph(other);
         buffers ob = make_buffers(ocg);
-        const prepared_backend op = prepare_row(row, other, ocg, ob, cfg);
-        if (op.run) op.run();
+        const prepared_backend other_run = prepare_row(row, other, ocg, ob, cfg);
+        if (other_run.run) other_run.run();
     }
     const case_graph cg = build_graph(c);
     buffers b = make_buffers(cg);
