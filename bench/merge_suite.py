@@ -43,22 +43,62 @@ def worse(current, candidate, case):
     return (candidate, case)
 
 
+def load_runs(bpg_path, torch_path):
+    """(bpg run, torch run, torch's cases by description, the rows tbb is compared with)."""
+    with open(bpg_path) as f:
+        bpg = json.load(f)
+    with open(torch_path) as f:
+        torch_doc = json.load(f)
+    torch_cases = {c["description"]: c for c in torch_doc["cases"]}
+    missing = [c["description"] for c in bpg["cases"] if c["description"] not in torch_cases]
+    if missing:
+        sys.exit(f"{torch_path} lacks {len(missing)} case(s) of {bpg_path}, e.g. {missing[0]}")
+    has_graph = any(r["backend"] == "onednn_graph" for c in bpg["cases"] for r in c["results"])
+    return bpg, torch_doc, torch_cases, ["dnnl"] + (["onednn_graph"] if has_graph else []) + ["torch"]
+
+
+def field_of(c, torch_case, others, field):
+    """field of each other row (torch's from its run), None where it did not run."""
+    values = {o: (row_of(c, o) or {}).get(field) for o in others if o != "torch"}
+    values["torch"] = torch_case.get(field) if torch_case["status"] == "ok" else None
+    return values
+
+
+def evaluate(c, torch_case, others):
+    """tbb's numbers for one case and whether it meets its goal (None: tbb did not run)."""
+    tbb = row_of(c, "tbb")
+    e = {"case": c, "tbb": tbb, "met": None}
+    if c["kind"] == "overhead":
+        e["others"] = field_of(c, torch_case, others, "median_ms")
+        if tbb:
+            e["met"] = tbb["overhead_us"] < OVERHEAD_GOAL_US
+    elif c["kind"] == "first_call":
+        e["others"] = field_of(c, torch_case, others, "first_ms")
+        if tbb:
+            e["met"] = max(tbb["first_ms"], tbb.get("fresh_first_ms") or 0) < FIRST_CALL_GOAL_MS
+    else:
+        e["others"] = field_of(c, torch_case, others, "median_ms")
+        tbb_ms = tbb["median_ms"] if tbb else None
+        e["x"] = {"stream": ratio(tbb_ms, c["stream_ms"])}
+        e["x"].update({o: ratio(tbb_ms, e["others"][o]) for o in others})
+        if tbb:
+            e["met"] = e["x"]["stream"] <= stream_goal(c["dtype"]) and \
+                all(e["x"][o] < 1 for o in others if e["x"][o] is not None)
+    return e
+
+
+def mark(met):
+    return "-" if met is None else "ok" if met else "**miss**"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("bpg", help="bpg-bench --json output")
     parser.add_argument("torch", help="bench/torch_suite.py --json output on the same cases")
     parser.add_argument("--commit", help="the commit measured (default: torch_suite's)")
     args = parser.parse_args()
-    with open(args.bpg) as f:
-        bpg = json.load(f)
-    with open(args.torch) as f:
-        torch_doc = json.load(f)
-    torch_cases = {c["description"]: c for c in torch_doc["cases"]}
-    missing = [c["description"] for c in bpg["cases"] if c["description"] not in torch_cases]
-    if missing:
-        sys.exit(f"merge_suite: the torch run lacks {len(missing)} case(s) of the bpg run, e.g. {missing[0]}")
-    has_graph = any(r["backend"] == "onednn_graph" for c in bpg["cases"] for r in c["results"])
-    others = ["dnnl"] + (["onednn_graph"] if has_graph else []) + ["torch"]
+    bpg, torch_doc, torch_cases, others = load_runs(args.bpg, args.torch)
+    results = [evaluate(c, torch_cases[c["description"]], others) for c in bpg["cases"]]
 
     m = bpg["machine"]
     print(f"# bpg-bench suite beside torch: {bpg['date']}, commit {args.commit or torch_doc['commit']}\n")
@@ -74,30 +114,20 @@ def main():
     print("|" + "---|" * len(head))
     worst = {}  # class -> {column: (ratio, case)}
     goals = {}  # class -> [met, cases]
-    special = []
-    for c in bpg["cases"]:
-        if c["kind"] != "throughput":
-            special.append(c)
+    for e in results:
+        c, tbb, x = e["case"], e["tbb"], e.get("x")
+        if x is None:
             continue
-        tbb = row_of(c, "tbb")
-        t = torch_cases[c["description"]]
-        medians = {o: (row_of(c, o) or {}).get("median_ms") for o in others if o != "torch"}
-        medians["torch"] = t.get("median_ms") if t["status"] == "ok" else None
-        tbb_ms = tbb["median_ms"] if tbb else None
-        x = {"stream": ratio(tbb_ms, c["stream_ms"])}
-        x.update({o: ratio(tbb_ms, medians[o]) for o in others})
-        met = None
-        if tbb_ms is not None:
-            met = x["stream"] <= stream_goal(c["dtype"]) and all(x[o] < 1 for o in others if x[o] is not None)
+        if e["met"] is not None:
             g = goals.setdefault(c["class"], [0, 0])
-            g[0] += met
+            g[0] += e["met"]
             g[1] += 1
         w = worst.setdefault(c["class"], {})
         for column, value in x.items():
             w[column] = worse(w.get(column), value, c["description"])
-        cells = [c["class"], c["description"], fmt(tbb_ms)] + [fmt(medians[o]) for o in others] + \
-            [fmt(c["stream_ms"]), fmt(x["stream"], 2)] + [fmt(x[o], 2) for o in others] + \
-            ["-" if met is None else "ok" if met else "**miss**"]
+        cells = [c["class"], c["description"], fmt(tbb and tbb["median_ms"])] + \
+            [fmt(e["others"][o]) for o in others] + [fmt(c["stream_ms"]), fmt(x["stream"], 2)] + \
+            [fmt(x[o], 2) for o in others] + [mark(e["met"])]
         print("| " + " | ".join(cells) + " |")
 
     print("\n## Worst ratio per class (tbb)\n")
@@ -109,23 +139,14 @@ def main():
         met, n = goals.get(cls, [0, 0])
         print(f"| {cls} | " + " | ".join(cells) + f" | {met}/{n} |")
 
-    def medians(c, field):
-        """field of each other row (torch's from its run), None where it did not run."""
-        t = torch_cases[c["description"]]
-        values = {o: (row_of(c, o) or {}).get(field) for o in others if o != "torch"}
-        values["torch"] = t.get(field) if t["status"] == "ok" else None
-        return values
-
     print(f"\n## Per call: a tiny partition, us per call (goal: tbb < {OVERHEAD_GOAL_US} us over the streaming "
           "kernel's)\n")
     print("| case | tbb | tbb over the stream | " + " | ".join(others) + " | stream | goal |")
     print("|" + "---|" * (len(others) + 5))
-    for c in (c for c in special if c["kind"] == "overhead"):
-        tbb, us = row_of(c, "tbb"), medians(c, "median_ms")
-        over = tbb["overhead_us"] if tbb else None
-        cells = [fmt(tbb and tbb["median_ms"] * 1e3, 2), fmt(over, 2)] + \
-            [fmt(us[o] and us[o] * 1e3, 2) for o in others] + [fmt(c["stream_ms"] * 1e3, 2)] + \
-            ["-" if over is None else "ok" if over < OVERHEAD_GOAL_US else "**miss**"]
+    for e in (e for e in results if e["case"]["kind"] == "overhead"):
+        c, tbb, us = e["case"], e["tbb"], e["others"]
+        cells = [fmt(tbb and tbb["median_ms"] * 1e3, 2), fmt(tbb and tbb["overhead_us"], 2)] + \
+            [fmt(us[o] and us[o] * 1e3, 2) for o in others] + [fmt(c["stream_ms"] * 1e3, 2), mark(e["met"])]
         print(f"| {c['description']} | " + " | ".join(cells) + " |")
 
     print(f"\n## First call: ms of the first execute of a fresh partition (goal: tbb < {FIRST_CALL_GOAL_MS} ms)\n")
@@ -134,13 +155,12 @@ def main():
     print("| case | tbb in process | tbb fresh process | " + " | ".join(f"{o} in process" for o in others)
           + " | goal |")
     print("|" + "---|" * (len(others) + 4))
-    for c in (c for c in special if c["kind"] == "first_call"):
-        tbb, first = row_of(c, "tbb"), medians(c, "first_ms")
-        in_process, fresh = (tbb["first_ms"], tbb.get("fresh_first_ms")) if tbb else (None, None)
-        met = None if in_process is None else max(in_process, fresh or 0) < FIRST_CALL_GOAL_MS
-        cells = [fmt(in_process), fmt(fresh)] + [fmt(first[o]) for o in others] + \
-            ["-" if met is None else "ok" if met else "**miss**"]
+    for e in (e for e in results if e["case"]["kind"] == "first_call"):
+        c, tbb = e["case"], e["tbb"]
+        cells = [fmt(tbb and tbb["first_ms"]), fmt(tbb and tbb.get("fresh_first_ms"))] + \
+            [fmt(e["others"][o]) for o in others] + [mark(e["met"])]
         print(f"| {c['description']} | " + " | ".join(cells) + " |")
+
 
 if __name__ == "__main__":
     main()

@@ -457,12 +457,12 @@ TEST(BpgBench, TorchSuiteAndMergeTakeTheRunsCases) {
         return std::system(("/usr/bin/python3 " + bench + args + " >" + dir + "/py.out 2>" + dir + "/py.err").c_str());
     };
     const tool_result run = run_tool("bpg-bench", "--class overhead,first_call --backend tbb --repeat 2 --warmup 0 "
-                                                  "--json " + dir + "/bpg.json");
+                                                  "--json " + dir + "/run.bpg.json");
     ASSERT_EQ(run.exit_code, 0) << run.err;
-    ASSERT_EQ(python("torch_suite.py --cases " + dir + "/bpg.json --json " + dir + "/torch.json"), 0)
+    ASSERT_EQ(python("torch_suite.py --cases " + dir + "/run.bpg.json --json " + dir + "/run.torch.json"), 0)
             << read_text(dir + "/py.err");
-    const json torch_doc = json::parse(read_text(dir + "/torch.json"), nullptr, false);
-    const json bpg_doc = json::parse(read_text(dir + "/bpg.json"), nullptr, false);
+    const json torch_doc = json::parse(read_text(dir + "/run.torch.json"), nullptr, false);
+    const json bpg_doc = json::parse(read_text(dir + "/run.bpg.json"), nullptr, false);
     ASSERT_EQ(torch_doc.at("cases").size(), bpg_doc.at("cases").size());
     EXPECT_EQ(torch_doc.at("repeat"), 2); // the bpg-bench run's
     for (size_t i = 0; i < bpg_doc.at("cases").size(); ++i) {
@@ -474,12 +474,19 @@ TEST(BpgBench, TorchSuiteAndMergeTakeTheRunsCases) {
             EXPECT_GT(t.at("first_ms").get<double>(), 0);
         }
     }
-    ASSERT_EQ(python("merge_suite.py " + dir + "/bpg.json " + dir + "/torch.json --commit abc1234"), 0)
+    ASSERT_EQ(python("merge_suite.py " + dir + "/run.bpg.json " + dir + "/run.torch.json --commit abc1234"), 0)
             << read_text(dir + "/py.err");
     const std::string table = read_text(dir + "/py.out");
     EXPECT_NE(table.find("commit abc1234"), std::string::npos) << table;
     EXPECT_NE(table.find("| interp bilinear NCX f32 1x1x2x2->1x1x4x4 per call |"), std::string::npos) << table;
     EXPECT_NE(table.find("## First call"), std::string::npos) << table;
+
+    // goal_runs.py counts the runs meeting each goal (here one run, of one needed).
+    const int goals = python("goal_runs.py " + dir + "/run --need 1");
+    const std::string counted = read_text(dir + "/py.out");
+    EXPECT_NE(counted.find("| overhead | bn training NCX f32 1x1x2x2 per call | "), std::string::npos) << counted;
+    const bool all_met = counted.find("\n0 of 4 cases fail.") != std::string::npos;
+    EXPECT_EQ(WEXITSTATUS(goals), all_met ? 0 : 1) << counted << read_text(dir + "/py.err");
 
     // Each op the script times gives autograd's gradient (a reduced copy of
     // each case), so the mapping of modes and layouts is right.
