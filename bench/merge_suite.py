@@ -139,23 +139,34 @@ def main():
         met, n = goals.get(cls, [0, 0])
         print(f"| {cls} | " + " | ".join(cells) + f" | {met}/{n} |")
 
+    overhead = [e for e in results if e["case"]["kind"] == "overhead"]
+    first_calls = [e for e in results if e["case"]["kind"] == "first_call"]
+    if overhead:
+        print_overhead(overhead, others)
+    if first_calls:
+        print_first_calls(first_calls, others)
+
+
+def print_overhead(results, others):
     print(f"\n## Per call: a tiny partition, us per call (goal: tbb < {OVERHEAD_GOAL_US} us over the streaming "
           "kernel's)\n")
     print("| case | tbb | tbb over the stream | " + " | ".join(others) + " | stream | goal |")
     print("|" + "---|" * (len(others) + 5))
-    for e in (e for e in results if e["case"]["kind"] == "overhead"):
+    for e in results:
         c, tbb, us = e["case"], e["tbb"], e["others"]
         cells = [fmt(tbb and tbb["median_ms"] * 1e3, 2), fmt(tbb and tbb["overhead_us"], 2)] + \
             [fmt(us[o] and us[o] * 1e3, 2) for o in others] + [fmt(c["stream_ms"] * 1e3, 2), mark(e["met"])]
         print(f"| {c['description']} | " + " | ".join(cells) + " |")
 
+
+def print_first_calls(results, others):
     print(f"\n## First call: ms of the first execute of a fresh partition (goal: tbb < {FIRST_CALL_GOAL_MS} ms)\n")
     print("tbb and oneDNN: compiled and run after a partition of another shape ran (`in process`), and alone in "
           "fresh processes (median); torch: its first call of the shape in its process.\n")
     print("| case | tbb in process | tbb fresh process | " + " | ".join(f"{o} in process" for o in others)
           + " | goal |")
     print("|" + "---|" * (len(others) + 4))
-    for e in (e for e in results if e["case"]["kind"] == "first_call"):
+    for e in results:
         c, tbb = e["case"], e["tbb"]
         cells = [fmt(tbb and tbb["first_ms"]), fmt(tbb and tbb.get("fresh_first_ms"))] + \
             [fmt(e["others"][o]) for o in others] + [mark(e["met"])]
