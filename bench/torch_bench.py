@@ -14,7 +14,6 @@ import datetime
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import time
 
@@ -23,6 +22,7 @@ import torch.nn.functional as F
 
 import bpg_torch
 from bpg_torch.functional import batch_norm_relu
+from machine_info import commit, cpu_model
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "examples"))
@@ -30,25 +30,6 @@ import torch_unet  # noqa: E402
 
 aten = torch.ops.aten
 bpg = torch.ops.bpg
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as info:
-            for line in info:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
-
-
-def commit():
-    try:
-        return subprocess.run(["git", "-C", HERE, "rev-parse", "--short", "HEAD"],
-                              capture_output=True, text=True, timeout=10).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
 
 
 def timed_ms(pairs, repeats, warmup):

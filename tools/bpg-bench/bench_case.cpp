@@ -27,6 +27,14 @@ dims spatial(const dims &d, const std::string &format) {
 
 const char *to_string(bench_op o) { return o == bench_op::interpolate ? "interpolate" : "batchnorm"; }
 
+const char *to_string(bench_kind k) {
+    switch (k) {
+        case bench_kind::overhead: return "overhead";
+        case bench_kind::first_call: return "first_call";
+        default: return "throughput";
+    }
+}
+
 dims parse_shape(const std::string &text, const std::string &option) {
     const std::string what = option + " " + (text.empty() ? "''" : text);
     dims d;
@@ -110,6 +118,8 @@ std::string describe(const bench_case &c) {
         if (!c.gamma) s += " no gamma";
         if (c.relu) s += c.apart ? " + relu_bwd apart" : " + relu_bwd fused";
     }
+    if (c.kind == bench_kind::overhead) s += " per call";
+    if (c.kind == bench_kind::first_call) s += " first call";
     return s;
 }
 

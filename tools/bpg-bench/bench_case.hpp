@@ -15,8 +15,19 @@ namespace bpg::bench {
 enum class bench_op { interpolate, batchnorm };
 const char *to_string(bench_op o);
 
+// What a case measures. throughput: one execute per timed run, against the
+// streaming kernel. overhead: a tiny partition, timed in blocks of many
+// calls; what counts is the time per call beyond the streaming kernel's.
+// first_call: the first execute of a freshly compiled partition.
+enum class bench_kind { throughput, overhead, first_call };
+const char *to_string(bench_kind k);
+
 struct bench_case {
     bench_op op = bench_op::interpolate;
+    bench_kind kind = bench_kind::throughput;
+    // The shape class of a suite case ("short_rows", "1d", ...): the report
+    // sums up the worst ratios per class. A command-line case has "cli".
+    std::string case_class = "cli";
     std::string format = "NCX";
     data_type dtype = data_type::f32;
 

@@ -6,7 +6,7 @@
 //             [--coord MODE] [--nearest-mode MODE] [--format NCX|NXC] [--dtype f32|bf16|f16]
 //   bpg-bench --op batchnorm --shape 16x64x112x112 [--global-stats] [--outputs 1|3] [--no-gamma] [--relu [--apart]]
 //             [--format NCX|NXC] [--dtype f32|bf16|f16]
-//   bpg-bench [--suite interpolate|batchnorm|all]          (no case: the default suite)
+//   bpg-bench [--suite interpolate|batchnorm|all] [--class NAME[,NAME...]]   (no case: the default suite)
 //   common:   [--backend dnnl|tbb|ref|auto|onednn_graph|all] [--repeat N] [--warmup N] [--threads N] [--json [FILE]]
 //             [--list]
 //
@@ -24,9 +24,11 @@
 #include "../common/openmp_policy.hpp"
 #include "backends/backend.hpp"
 #include "bpg/threading.hpp"
+#include "first_call.hpp"
 #include "onednn_graph_backend.hpp"
 #include "report.hpp"
 #include "suites.hpp"
+#include "summary.hpp"
 
 namespace {
 
@@ -34,17 +36,18 @@ using namespace bpg;
 using namespace bpg::bench;
 
 // `--backend all` skips the reference backend above this many elements in
-// the case's largest tensor: it takes seconds per run there, and it is the
-// yardstick of correctness, not of speed.
-constexpr int64_t ref_max_elements_in_all = int64_t(1) << 22;
+// the case's largest tensor: it takes 0.1 s and more per run there (dozens
+// of the suite's cases), and it is the yardstick of correctness, not of speed.
+constexpr int64_t ref_max_elements_in_all = int64_t(1) << 20;
 
 struct cli_options {
-    std::string op, mode, coord, nearest_mode, src, dst, format, dtype, shape, suite;
+    std::string op, mode, coord, nearest_mode, src, dst, format, dtype, shape, suite, classes;
     bool global_stats = false, no_gamma = false, relu = false, apart = false;
     int outputs = 3;
     std::string backend = "all", json_path;
     int repeat = 10, warmup = 2, threads = 2;
     bool list = false;
+    bool first_call_child = false; // internal: first_call.hpp
 };
 
 // Which options were given on the command line.
@@ -102,8 +105,12 @@ bench_case single_case(const cli_options &o, const given &g) {
 std::vector<bench_case> cases_of(const cli_options &o, const given &g) {
     if (g("src") || g("dst") || g("shape")) {
         if (g("suite")) bad("--suite runs the default cases; it cannot be combined with --src/--dst/--shape");
-        return {single_case(o, g)};
+        if (g("class")) bad("--class selects default cases; it cannot be combined with --src/--dst/--shape");
+        bench_case c = single_case(o, g);
+        if (o.first_call_child) c.kind = bench_kind::first_call;
+        return {c};
     }
+    if (o.first_call_child) bad("--first-call-child needs one case");
     for (const char *name : {"mode", "coord", "nearest-mode", "format", "dtype", "global-stats", "outputs",
                  "no-gamma", "relu", "apart"})
         if (g(name))
@@ -112,7 +119,9 @@ std::vector<bench_case> cases_of(const cli_options &o, const given &g) {
     if (g("op") && g("suite")) bad("give --op or --suite to choose a suite, not both");
     if (g("op") && o.op != "interpolate" && o.op != "batchnorm")
         bad("--op " + o.op + " is not one of interpolate, batchnorm");
-    return suite(g("suite") ? o.suite : g("op") ? o.op : "all");
+    const std::string name = g("suite") ? o.suite : g("op") ? o.op : "all";
+    std::vector<bench_case> cases = suite(name);
+    return g("class") ? select_classes(cases, o.classes, name) : cases;
 }
 
 run_config config_of(const cli_options &o) {
@@ -122,6 +131,7 @@ run_config config_of(const cli_options &o) {
     if (o.threads < 0) bad("--threads " + std::to_string(o.threads) + " must be >= 0 (0: all cores)");
     cfg.repeat = o.repeat;
     cfg.warmup = o.warmup;
+    cfg.fresh_processes = o.repeat;
     if (o.backend == "all") {
         // The backends of this build: no dnnl rows without oneDNN (BPG_WITH_DNNL).
         for (backend_kind k : {backend_kind::dnnl, backend_kind::tbb, backend_kind::ref})
@@ -140,9 +150,28 @@ run_config config_of(const cli_options &o) {
     return cfg;
 }
 
+// Opened before anything runs, so that a bad path fails at once.
+std::ofstream open_json(const std::string &path) {
+    std::ofstream f(path);
+    if (!f) bad("--json " + path + ": cannot open for writing");
+    return f;
+}
+
+void write_json(std::ofstream f, const std::string &path, const std::string &doc) {
+    f << doc << "\n";
+    if (!f.flush()) throw error(status::runtime_error, "--json " + path + ": write failed");
+}
+
 int run(const cli_options &o, const given &g) {
     const std::vector<bench_case> cases = cases_of(o, g);
     const run_config cfg = config_of(o);
+    if (o.first_call_child) {
+        // Nothing of the library runs before the timed compile and execute.
+        if (o.backend == "all") bad("--first-call-child needs one --backend");
+        set_max_threads(o.threads);
+        first_call_child(cases[0], o.backend, cfg);
+        return 0;
+    }
     // The library checks every case before anything is timed or printed.
     size_t width = 0;
     for (const bench_case &c : cases) {
@@ -150,15 +179,18 @@ int run(const cli_options &o, const given &g) {
         width = std::max(width, describe(c).size());
     }
     if (o.list) {
-        for (const bench_case &c : cases) std::printf("%s\n", describe(c).c_str());
+        if (g("json")) {
+            const std::string doc = list_json(cases).dump(2);
+            if (o.json_path.empty()) std::cout << doc << "\n";
+            else write_json(open_json(o.json_path), o.json_path, doc);
+            return 0;
+        }
+        for (const bench_case &c : cases) std::printf("%-13s %s\n", c.case_class.c_str(), describe(c).c_str());
         return 0;
     }
     const bool json_to_stdout = g("json") && o.json_path.empty();
     std::ofstream json_file;
-    if (!o.json_path.empty()) {
-        json_file.open(o.json_path);
-        if (!json_file) bad("--json " + o.json_path + ": cannot open for writing");
-    }
+    if (!o.json_path.empty()) json_file = open_json(o.json_path);
 
     set_max_threads(o.threads);
     const machine_info m = read_machine(get_max_threads());
@@ -170,14 +202,14 @@ int run(const cli_options &o, const given &g) {
     std::vector<case_result> results;
     for (const bench_case &c : cases) {
         results.push_back(run_case(c, cfg));
+        if (c.kind == bench_kind::first_call) time_fresh_processes(results.back(), cfg);
         if (table) table->print(results.back());
     }
-    const std::string doc = to_json(m, cfg, results).dump(2);
+    const std::vector<class_summary> summary = summarize_classes(results);
+    if (table) table->print_summary(summary);
+    const std::string doc = to_json(m, cfg, results, summary).dump(2);
     if (json_to_stdout) std::cout << doc << "\n";
-    if (json_file.is_open()) {
-        json_file << doc << "\n";
-        if (!json_file.flush()) throw error(status::runtime_error, "--json " + o.json_path + ": write failed");
-    }
+    if (json_file.is_open()) write_json(std::move(json_file), o.json_path, doc);
     return 0;
 }
 
@@ -212,12 +244,16 @@ int main(int argc, char **argv) {
     add("format", o.format, "NCX (default) or NXC; shapes are given in this order");
     add("dtype", o.dtype, "f32 (default), bf16 or f16");
     add("suite", o.suite, "interpolate, batchnorm or all: the default cases (default all when no case is given)");
+    add("class", o.classes, "only the default cases of these classes (names joined by ','; --list shows them)");
     add("backend", o.backend, "dnnl, tbb, ref, auto (dispatch rule), onednn_graph (oneDNN 3.x's own graph partitions) or all "
                                "(default: dnnl, tbb, ref, and onednn_graph when built against oneDNN 3.x)");
     add("repeat", o.repeat, "timed runs per backend (median and min reported; default 10)");
     add("warmup", o.warmup, "untimed runs before them (default 2)");
     add("threads", o.threads, "threads of the backends and the streaming kernel (default 2; 0: all cores)");
-    flag("list", o.list, "print the cases that would run (checked by the library) and exit");
+    flag("list", o.list, "print the cases that would run (checked by the library), with their class, and exit; "
+                         "with --json, as JSON");
+    // Internal: the fresh process of a first_call case (first_call.hpp).
+    g.opts["first-call-child"] = app.add_flag("--first-call-child", o.first_call_child)->group("");
     g.opts["json"] = app.add_option("--json", o.json_path,
                                "JSON instead of the table on stdout; with FILE, the table on stdout and JSON in FILE")
                              ->expected(0, 1)

@@ -88,10 +88,34 @@ prepared_backend prepare_backend(backend_kind k, const bench_case &c, const std:
     return out;
 }
 
-double time_ms(const std::function<void()> &f) {
+// Milliseconds per call of `calls` calls of f in a row.
+double time_ms(const std::function<void()> &f, int calls = 1) {
     const auto t0 = std::chrono::steady_clock::now();
-    f();
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    for (int i = 0; i < calls; ++i) f();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / calls;
+}
+
+// Inputs are filled like bpg-run fills them (variances positive); the
+// outputs are zeroed, so every page is touched before any timing.
+buffers make_buffers(const case_graph &cg) {
+    buffers b;
+    for (const logical_tensor &lt : cg.inputs) {
+        tools::host_buffer &hb = b.emplace(lt.get_id(), tools::host_buffer(lt)).first->second;
+        tools::fill_input(cg.g.get_ops(), hb);
+    }
+    for (const logical_tensor &lt : cg.outputs) b.emplace(lt.get_id(), tools::host_buffer(lt));
+    return b;
+}
+
+// One row of the report compiled for the case: a bpg backend by name, or
+// oneDNN Graph's own partitions.
+prepared_backend prepare_row(const std::string &row, const bench_case &c, const case_graph &cg, buffers &b,
+        const run_config &cfg) {
+    if (row == "onednn_graph") return prepare_onednn_graph(c, cg, [&b](size_t id) { return b.at(id).data(); });
+    backend_kind k = backend_kind::auto_select;
+    if (!backend_from_string(row, k)) throw error(status::invalid_argument, "no backend named " + row);
+    return prepare_backend(k, c, cg.g.get_partitions(c.apart ? partition_policy::debug : partition_policy::fusion),
+            b, cfg);
 }
 
 } // namespace
@@ -123,14 +147,11 @@ case_result run_case(const bench_case &c, const run_config &cfg) {
     const std::vector<partition> apart_parts =
             compare_apart ? cg.g.get_partitions(partition_policy::debug) : std::vector<partition> {};
 
-    // Inputs are filled like bpg-run fills them (variances positive); the
-    // outputs are zeroed, so every page is touched before any timing.
-    buffers b;
-    for (const logical_tensor &lt : cg.inputs) {
-        tools::host_buffer &hb = b.emplace(lt.get_id(), tools::host_buffer(lt)).first->second;
-        tools::fill_input(cg.g.get_ops(), hb);
-    }
-    for (const logical_tensor &lt : cg.outputs) b.emplace(lt.get_id(), tools::host_buffer(lt));
+    // Before anything of this shape has run in this process.
+    std::map<std::string, first_call_times> first_calls;
+    if (c.kind == bench_kind::first_call)
+        for (const std::string &row : row_names(cfg)) first_calls[row] = time_first_call(c, row, true, cfg);
+    buffers b = make_buffers(cg);
 
     // Every backend is compiled first; then each round runs, for every
     // backend, the streaming kernel (non-temporal stores, then ordinary ones,
@@ -170,20 +191,25 @@ case_result run_case(const bench_case &c, const run_config &cfg) {
     const std::function<void()> stream_runs[2] = {
             [&] { stream_arena.execute([&] { sum += run_stream(c, b, false); }); },
             [&] { stream_arena.execute([&] { sum += run_stream(c, b, true); }); }};
+    // An overhead case times blocks of calls, many blocks: a block that lost
+    // its core to another process is one outlier among many.
+    const bool blocks = c.kind == bench_kind::overhead;
+    res.calls_per_run = blocks ? overhead_calls_per_block : 1;
+    const int repeat = blocks ? cfg.repeat * overhead_blocks_per_repeat : cfg.repeat;
     std::vector<double> ms[2];                              // [nontemporal]
     std::vector<std::vector<double>> backend_ms(ready.size()), before_ms[2];
     before_ms[0].resize(ready.size());
     before_ms[1].resize(ready.size());
-    for (int round = 0; round < cfg.warmup + cfg.repeat; ++round) {
+    for (int round = 0; round < cfg.warmup + repeat; ++round) {
         const bool timed = round >= cfg.warmup;
         for (const prepared_backend *pb : running) {
             double yardstick[2];
             for (int nt = 1; nt >= 0; --nt) {
-                yardstick[nt] = time_ms(stream_runs[nt]);
+                yardstick[nt] = time_ms(stream_runs[nt], res.calls_per_run);
                 if (timed) ms[nt].push_back(yardstick[nt]);
             }
             if (!pb) continue;
-            const double t = time_ms(pb->run);
+            const double t = time_ms(pb->run, res.calls_per_run);
             if (!timed) continue;
             const size_t k = size_t(pb - ready.data());
             backend_ms[k].push_back(t);
@@ -200,12 +226,50 @@ case_result run_case(const bench_case &c, const run_config &cfg) {
         // An apart run follows the fused run of its backend.
         if (ready[k].r.apart && ready[k].run && ready[k - 1].r.t.median_ms > 0)
             ready[k].r.fusion_gain = ready[k].r.t.median_ms / ready[k - 1].r.t.median_ms;
+        const auto first = first_calls.find(ready[k].r.backend);
+        if (first != first_calls.end() && first->second.ok && !ready[k].r.apart) {
+            ready[k].r.compile_ms = first->second.compile_ms;
+            ready[k].r.first_ms = first->second.first_ms;
+        }
         res.results.push_back(ready[k].r);
     }
     checksum_sink = checksum_sink + sum;
     res.stream = res.stream_stores_nontemporal ? res.stream_nontemporal : res.stream_regular;
     res.stream_runs = int(ms[0].size());
     return res;
+}
+
+std::vector<std::string> row_names(const run_config &cfg) {
+    std::vector<std::string> rows;
+    for (backend_kind k : cfg.backends) rows.push_back(k == backend_kind::auto_select ? "auto" : to_string(k));
+    if (cfg.onednn_graph) rows.push_back("onednn_graph");
+    return rows;
+}
+
+first_call_times time_first_call(const bench_case &c, const std::string &row, bool warm, const run_config &cfg) {
+    if (warm) {
+        bench_case other = c;
+        other.kind = bench_kind::throughput;
+        if (c.op == bench_op::interpolate) {
+            other.src[0] += 1;
+            other.dst[0] += 1;
+        } else {
+            other.shape[0] += 1;
+        }
+        const case_graph ocg = build_graph(other);
+        buffers ob = make_buffers(ocg);
+        const prepared_backend other_run = prepare_row(row, other, ocg, ob, cfg);
+        if (other_run.run) other_run.run();
+    }
+    const case_graph cg = build_graph(c);
+    buffers b = make_buffers(cg);
+    first_call_times t;
+    prepared_backend p;
+    t.compile_ms = time_ms([&] { p = prepare_row(row, c, cg, b, cfg); });
+    t.ok = bool(p.run);
+    t.reason = p.r.reason;
+    if (t.ok) t.first_ms = time_ms(p.run);
+    return t;
 }
 
 } // namespace bpg::bench

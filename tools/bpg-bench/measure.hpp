@@ -31,7 +31,15 @@ struct run_config {
     // any-strides implementation: seconds per run on the suite's shapes).
     int64_t ref_max_elements = -1; // -1: no limit
     int warmup = 2, repeat = 10;
+    // first_call cases: fresh processes (this tool run again on the one
+    // case) that time the first execute per backend; 0: none.
+    int fresh_processes = 0;
 };
+
+// overhead cases: calls per timed block, and timed blocks per `repeat`
+// (default 10 x 10 blocks of 100: 10^4 calls per backend).
+constexpr int overhead_calls_per_block = 100;
+constexpr int overhead_blocks_per_repeat = 10;
 
 struct backend_result {
     std::string backend;  // "dnnl", "tbb", "ref" or "auto"
@@ -48,6 +56,12 @@ struct backend_result {
     // storing that was faster) right before each: the raw data behind the
     // medians, paired round by round.
     std::vector<double> runs_ms, stream_before_ms;
+    // first_call cases (0: not measured): the compile and the first execute
+    // in this process, after a partition of another shape ran once on the
+    // same backend; and the medians over fresh processes doing only that.
+    double compile_ms = 0, first_ms = 0;
+    double fresh_compile_ms = 0, fresh_first_ms = 0;
+    int fresh_runs = 0;
 };
 
 struct case_result {
@@ -59,11 +73,27 @@ struct case_result {
     timing stream_regular, stream_nontemporal, stream;
     bool stream_stores_nontemporal = false;
     int stream_runs = 0;
+    // Executes per timed run (overhead cases: a block; times are per call).
+    int calls_per_run = 1;
     std::vector<backend_result> results;
 };
 
 // Throws bpg::error when the library rejects the case (a caller error) or a
 // backend fails at run time; an unimplemented backend is a result, not an error.
 case_result run_case(const bench_case &c, const run_config &cfg);
+
+// The names of the rows cfg asks for, in report order ("dnnl", ..., "onednn_graph").
+std::vector<std::string> row_names(const run_config &cfg);
+
+// A first_call measurement of one row: compile the case on fresh buffers and
+// time that and the first execute. With warm, a partition of another shape
+// (N + 1) runs once on the same row first: the library is loaded and warm,
+// but nothing of this shape is. ok false: the row cannot run it (reason).
+struct first_call_times {
+    bool ok = false;
+    std::string reason;
+    double compile_ms = 0, first_ms = 0;
+};
+first_call_times time_first_call(const bench_case &c, const std::string &row, bool warm, const run_config &cfg);
 
 } // namespace bpg::bench

@@ -55,6 +55,36 @@ std::string ms_text(double ms) {
 // A number, or null when it does not exist (0 means "not measured" here).
 nlohmann::ordered_json number_or_null(double v) { return v > 0 ? nlohmann::ordered_json(v) : nullptr; }
 
+// Width of the class column.
+constexpr int class_width = 13;
+
+nlohmann::ordered_json case_fields(const bench_case &c) {
+    using json = nlohmann::ordered_json;
+    json jc;
+    jc["op"] = to_string(c.op);
+    jc["class"] = c.case_class;
+    jc["kind"] = to_string(c.kind);
+    jc["description"] = describe(c);
+    if (c.op == bench_op::interpolate) {
+        jc["mode"] = c.mode;
+        jc["coord"] = c.coord;
+        jc["nearest_mode"] = c.nearest_mode.empty() ? json(nullptr) : json(c.nearest_mode);
+        jc["src"] = c.src;
+        jc["dst"] = c.dst;
+    } else {
+        jc["shape"] = c.shape;
+        jc["global_stats"] = c.global_stats;
+        jc["outputs"] = c.outputs;
+        jc["gamma"] = c.gamma;
+        jc["relu"] = c.relu;
+        jc["apart"] = c.apart;
+    }
+    jc["format"] = c.format;
+    jc["dtype"] = to_string(c.dtype);
+    jc["bytes"] = bytes_moved(c);
+    return jc;
+}
+
 } // namespace
 
 machine_info read_machine(int threads) {
@@ -92,40 +122,83 @@ void table_printer::header(const machine_info &m, const run_config &cfg) {
             "GB/s = bytes moved / median;\nx stream = median / streaming kernel's median; "
             "x dnnl = median / dnnl's median\n\n",
             cfg.repeat, cfg.warmup);
-    std::fprintf(out_, "%-*s  %-9s %10s %10s %8s %9s %8s\n", width_, "case", "backend", "median ms", "min ms",
-            "GB/s", "x stream", "x dnnl");
+    std::fprintf(out_,
+            "goal (tbb and auto rows): x stream <= %.1f (f32) or %.1f (bf16, f16) and faster than every oneDNN row; "
+            "per call cases: < %.0f us per call over the streaming kernel; first call: < %.0f ms\n\n",
+            stream_goal(data_type::f32), stream_goal(data_type::bf16), overhead_goal_us, first_call_goal_ms);
+    std::fprintf(out_, "%-*s %-*s  %-9s %10s %10s %8s %9s %8s  %s\n", class_width, "class", width_, "case", "backend",
+            "median ms", "min ms", "GB/s", "x stream", "x dnnl", "goal");
     std::fflush(out_);
 }
 
 void table_printer::print(const case_result &r) {
-    const char *desc = r.description.c_str();
+    const char *cls = r.c.case_class.c_str(), *desc = r.description.c_str();
     for (const backend_result &b : r.results) {
         const std::string name = b.apart ? b.backend + ":apart"
                 : b.backend == "auto" && b.ok ? "auto:" + b.ran_on : b.backend;
         if (!b.ok) {
-            std::fprintf(out_, "%-*s  %-9s n/a: %s\n", width_, desc, name.c_str(), b.reason.c_str());
+            std::fprintf(out_, "%-*s %-*s  %-9s n/a: %s\n", class_width, cls, width_, desc, name.c_str(),
+                    b.reason.c_str());
             continue;
         }
-        std::fprintf(out_, "%-*s  %-9s %10s %10s %8.2f %9.2f", width_, desc, name.c_str(),
+        std::fprintf(out_, "%-*s %-*s  %-9s %10s %10s %8.2f %9.2f", class_width, cls, width_, desc, name.c_str(),
                 ms_text(b.t.median_ms).c_str(), ms_text(b.t.min_ms).c_str(), gbps(r.bytes, b.t.median_ms),
                 x_stream(r, b));
         const double xd = x_dnnl(r, b);
-        if (xd > 0) std::fprintf(out_, " %8.2f\n", xd);
-        else std::fprintf(out_, " %8s\n", "-");
+        if (xd > 0) std::fprintf(out_, " %8.2f", xd);
+        else std::fprintf(out_, " %8s", "-");
+        std::fprintf(out_, "  %s\n", check_goals(r, b).mark().c_str());
     }
-    std::fprintf(out_, "%-*s  %-9s %10s %10s %8.2f %9.2f %8s\n", width_, desc,
+    std::fprintf(out_, "%-*s %-*s  %-9s %10s %10s %8.2f %9.2f %8s\n", class_width, cls, width_, desc,
             r.stream_stores_nontemporal ? "stream:nt" : "stream",
             ms_text(r.stream.median_ms).c_str(), ms_text(r.stream.min_ms).c_str(), gbps(r.bytes, r.stream.median_ms),
             1.0, "-");
-    for (const backend_result &b : r.results)
+    for (const backend_result &b : r.results) {
         if (b.fusion_gain > 0)
-            std::fprintf(out_, "%-*s  %s: fused %.2fx faster than apart (medians of the same rounds)\n", width_, desc,
-                    b.backend.c_str(), b.fusion_gain);
+            std::fprintf(out_, "%-*s %-*s  %s: fused %.2fx faster than apart (medians of the same rounds)\n",
+                    class_width, cls, width_, desc, b.backend.c_str(), b.fusion_gain);
+        if (!b.ok || b.apart) continue;
+        if (r.c.kind == bench_kind::overhead)
+            std::fprintf(out_, "%-*s %-*s  %s: %.2f us per call, %.2f us over the streaming kernel's %.2f "
+                    "(median of %d blocks of %d calls)\n", class_width, cls, width_, desc, b.backend.c_str(),
+                    b.t.median_ms * 1e3, overhead_us(r, b), r.stream.median_ms * 1e3, int(b.runs_ms.size()),
+                    r.calls_per_run);
+        if (r.c.kind == bench_kind::first_call) {
+            std::fprintf(out_, "%-*s %-*s  %s: first execute %.3f ms (compile %.3f ms) after another shape ran",
+                    class_width, cls, width_, desc, b.backend.c_str(), b.first_ms, b.compile_ms);
+            if (b.fresh_runs > 0)
+                std::fprintf(out_, "; fresh process: %.3f ms (compile %.3f ms), median of %d", b.fresh_first_ms,
+                        b.fresh_compile_ms, b.fresh_runs);
+            std::fprintf(out_, "\n");
+        }
+    }
     std::fprintf(out_, "\n");
     std::fflush(out_);
 }
 
-nlohmann::ordered_json to_json(const machine_info &m, const run_config &cfg, const std::vector<case_result> &rs) {
+void table_printer::print_summary(const std::vector<class_summary> &summary) {
+    std::fprintf(out_, "per class: the worst x stream and x dnnl of each backend over the class's cases "
+                       "(per call: the worst us over the streaming kernel; first call: the worst ms), "
+                       "and the cases meeting the goal\n");
+    std::fprintf(out_, "%-*s %-13s %6s %9s %8s %9s  %s\n", class_width, "class", "backend", "ran", "worst",
+            "x dnnl", "goal met", "worst x stream case");
+    for (const class_summary &s : summary) {
+        char ran[32], goal[32], worst[32];
+        std::snprintf(ran, sizeof ran, "%d/%d", s.ran, s.cases);
+        std::snprintf(goal, sizeof goal, s.goal_cases ? "%d/%d" : "-", s.goals_met, s.goal_cases);
+        if (s.ran && s.kind == bench_kind::overhead) std::snprintf(worst, sizeof worst, "%.2f us", s.worst_overhead_us);
+        else if (s.ran && s.kind == bench_kind::first_call) std::snprintf(worst, sizeof worst, "%.3f ms", s.worst_first_ms);
+        else std::snprintf(worst, sizeof worst, s.worst_x_stream > 0 ? "%.2f" : "-", s.worst_x_stream);
+        std::fprintf(out_, "%-*s %-13s %6s %9s", class_width, s.case_class.c_str(), s.backend.c_str(), ran, worst);
+        if (s.worst_x_dnnl > 0) std::fprintf(out_, " %8.2f", s.worst_x_dnnl);
+        else std::fprintf(out_, " %8s", "-");
+        std::fprintf(out_, " %9s  %s\n", goal, s.worst_x_stream_case.c_str());
+    }
+    std::fflush(out_);
+}
+
+nlohmann::ordered_json to_json(const machine_info &m, const run_config &cfg, const std::vector<case_result> &rs,
+        const std::vector<class_summary> &summary) {
     using json = nlohmann::ordered_json;
     json doc;
     doc["tool"] = "bpg-bench";
@@ -139,24 +212,8 @@ nlohmann::ordered_json to_json(const machine_info &m, const run_config &cfg, con
     json cases = json::array();
     for (const case_result &r : rs) {
         const bench_case &c = r.c;
-        json jc;
-        jc["op"] = to_string(c.op);
-        jc["description"] = r.description;
-        if (c.op == bench_op::interpolate) {
-            jc["mode"] = c.mode;
-            jc["coord"] = c.coord;
-            jc["nearest_mode"] = c.nearest_mode.empty() ? json(nullptr) : json(c.nearest_mode);
-            jc["src"] = c.src;
-            jc["dst"] = c.dst;
-        } else {
-            jc["shape"] = c.shape;
-            jc["global_stats"] = c.global_stats;
-            jc["outputs"] = c.outputs;
-            jc["gamma"] = c.gamma;
-        }
-        jc["format"] = c.format;
-        jc["dtype"] = to_string(c.dtype);
-        jc["bytes"] = r.bytes;
+        json jc = case_fields(c);
+        jc["calls_per_run"] = r.calls_per_run;
         jc["stream_ms"] = r.stream.median_ms;
         jc["stream_min_ms"] = r.stream.min_ms;
         jc["stream_runs"] = r.stream_runs;
@@ -182,12 +239,43 @@ nlohmann::ordered_json to_json(const machine_info &m, const run_config &cfg, con
             jr["gbps"] = b.ok ? number_or_null(gbps(r.bytes, b.t.median_ms)) : json(nullptr);
             jr["x_stream"] = number_or_null(x_stream(r, b));
             jr["x_dnnl"] = number_or_null(x_dnnl(r, b));
+            // Per call beyond the streaming kernel: may be negative (noise).
+            if (c.kind == bench_kind::overhead) jr["overhead_us"] = b.ok ? json(overhead_us(r, b)) : json(nullptr);
+            if (c.kind == bench_kind::first_call) {
+                jr["compile_ms"] = number_or_null(b.compile_ms);
+                jr["first_ms"] = number_or_null(b.first_ms);
+                jr["fresh_compile_ms"] = number_or_null(b.fresh_compile_ms);
+                jr["fresh_first_ms"] = number_or_null(b.fresh_first_ms);
+                jr["fresh_runs"] = b.fresh_runs;
+            }
+            const goal_check g = check_goals(r, b);
+            jr["goal"] = g.applies ? json({{"met", g.met()}, {"missed", g.missed}}) : json(nullptr);
             results.push_back(std::move(jr));
         }
         jc["results"] = std::move(results);
         cases.push_back(std::move(jc));
     }
     doc["cases"] = std::move(cases);
+    json classes = json::array();
+    for (const class_summary &s : summary)
+        classes.push_back({{"class", s.case_class}, {"backend", s.backend}, {"cases", s.cases}, {"ran", s.ran},
+                {"worst_x_stream", number_or_null(s.worst_x_stream)},
+                {"worst_x_stream_case", s.worst_x_stream_case.empty() ? json(nullptr) : json(s.worst_x_stream_case)},
+                {"worst_x_dnnl", number_or_null(s.worst_x_dnnl)},
+                {"worst_x_dnnl_case", s.worst_x_dnnl_case.empty() ? json(nullptr) : json(s.worst_x_dnnl_case)},
+                {"worst_overhead_us", s.ran && s.kind == bench_kind::overhead ? json(s.worst_overhead_us) : json(nullptr)},
+                {"worst_first_ms", number_or_null(s.worst_first_ms)},
+                {"goal_cases", s.goal_cases}, {"goals_met", s.goals_met}});
+    doc["classes"] = std::move(classes);
+    return doc;
+}
+
+nlohmann::ordered_json list_json(const std::vector<bench_case> &cases) {
+    nlohmann::ordered_json doc;
+    doc["tool"] = "bpg-bench";
+    doc["version"] = version_string();
+    doc["cases"] = nlohmann::ordered_json::array();
+    for (const bench_case &c : cases) doc["cases"].push_back(case_fields(c));
     return doc;
 }
 

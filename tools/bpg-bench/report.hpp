@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "measure.hpp"
+#include "summary.hpp"
 
 namespace bpg::bench {
 
@@ -33,12 +34,18 @@ public:
     table_printer(std::FILE *out, size_t desc_width);
     void header(const machine_info &m, const run_config &cfg);
     void print(const case_result &r); // the case's rows, then its stream row
+    void print_summary(const std::vector<class_summary> &s);
 
 private:
     std::FILE *out_;
     int width_;
 };
 
-nlohmann::ordered_json to_json(const machine_info &m, const run_config &cfg, const std::vector<case_result> &rs);
+nlohmann::ordered_json to_json(const machine_info &m, const run_config &cfg, const std::vector<case_result> &rs,
+        const std::vector<class_summary> &summary);
+
+// --list --json: the cases alone, with the fields they have in to_json (the
+// input of bench/torch_suite.py).
+nlohmann::ordered_json list_json(const std::vector<bench_case> &cases);
 
 } // namespace bpg::bench
