@@ -152,5 +152,29 @@ TEST(AllocationFaults, SmallBatchNormAllocatesNothing) {
     }
 }
 
+// A small interpolate plan runs as one task with its scratch on the stack:
+// an execute allocates nothing. With the test thresholds lowered, the same
+// problem runs as parallel tasks whose scratch comes from core::allocate.
+TEST(AllocationFaults, SmallInterpolateAllocatesNothing) {
+    const faults_off guard;
+    for (const kind_case &c : {kind_case {PK::interpolate_linear, {1, 1, 2, 2}, false, data_type::f32},
+                 kind_case {PK::interpolate_nearest, {2, 3, 4, 5}, false, data_type::bf16},
+                 kind_case {PK::interpolate_linear, {1, 2, 2, 3}, true, data_type::f32},
+                 kind_case {PK::interpolate_linear, {2, 3, 2, 4}, true, data_type::f16}}) {
+        SCOPED_TRACE(name_of(c));
+        const compiled_partition cp = compile_case(c, backend_kind::tbb);
+        case_buffers b(cp, 7, 0xA5);
+        b.execute(cp);
+        const std::vector<std::vector<uint8_t>> want = b.outputs();
+        EXPECT_FALSE(run_with_faults(cp, b, want, [&] { core::test_allocation_faults().fail_after = 0; }));
+        struct lowered {
+            lowered() { tbb_backend::test_size_threshold_shift() = 12; }
+            ~lowered() { tbb_backend::test_size_threshold_shift() = 0; }
+        } knob;
+        const compiled_partition heap_cp = compile_case(c, backend_kind::tbb);
+        EXPECT_TRUE(run_with_faults(heap_cp, b, want, [&] { core::test_allocation_faults().fail_after = 0; }));
+    }
+}
+
 } // namespace
 } // namespace bpg::test
