@@ -160,7 +160,7 @@ int main(int argc, char **argv) {
     CLI::App app {"bpg-overhead: per-call and first-call time of tiny partitions"};
     app.add_option("--blocks", blocks, "timed blocks per case (median reported; default 21)");
     app.add_option("--calls", calls, "executes per block (default 10000)");
-    app.add_option("--backends", backends, "comma-separated backends (default tbb,ref,dnnl)");
+    app.add_option("--backends", backends, "comma-separated backends, auto: the dispatch rule's (default tbb,ref,dnnl)");
     app.add_option("--fresh", fresh_args, "CASE BACKEND: time one first compile and execute, then exit")
             ->expected(2);
     app.add_option("--case", only, "time this case only (default: all)");
@@ -176,7 +176,7 @@ int main(int argc, char **argv) {
         std::string name;
         std::getline(ss, name, ',');
         backend_kind b;
-        if (!backend_from_string(name, b) || b == backend_kind::auto_select) {
+        if (!backend_from_string(name, b)) {
             std::cerr << "bpg-overhead: error: unknown backend '" << name << "'\n";
             return 2;
         }
@@ -190,7 +190,7 @@ int main(int argc, char **argv) {
                 ready_partition(build(c, 2), b).run_us();
             } catch (const error &) {}
 
-    std::printf("%-20s %-5s %9s | %10s %10s | %10s %10s | %s\n", "case", "bknd", "us/call", "warm cmp", "warm 1st",
+    std::printf("%-20s %-9s %9s | %10s %10s | %10s %10s | %s\n", "case", "bknd", "us/call", "warm cmp", "warm 1st",
             "fresh cmp", "fresh 1st", "path");
     for (const overhead_case &c : cases)
         for (backend_kind b : kinds) {
@@ -206,10 +206,11 @@ int main(int argc, char **argv) {
                 }
                 double f_cmp = 0, f_first = 0;
                 if (!no_fresh) std::sscanf(fresh_line(self, c.name, to_string(b)).c_str(), "%lf %lf", &f_cmp, &f_first);
-                std::printf("%-20s %-5s %9.2f | %10.1f %10.1f | %10.1f %10.1f | %s\n", c.name, to_string(b),
+                const std::string chosen = b == backend_kind::auto_select ? "auto:" + r.cp.get_backend_name() : to_string(b);
+                std::printf("%-20s %-9s %9.2f | %10.1f %10.1f | %10.1f %10.1f | %s\n", c.name, chosen.c_str(),
                         median(per_call), r.compile_us, first, f_cmp, f_first, r.cp.get_kernel_path().c_str());
             } catch (const error &e) {
-                std::printf("%-20s %-5s n/a (%s)\n", c.name, to_string(b), e.what());
+                std::printf("%-20s %-9s n/a (%s)\n", c.name, to_string(b), e.what());
             }
             std::fflush(stdout);
         }
