@@ -3,18 +3,11 @@
 // giving the bits of a sequential run on the same tensors. The thresholds are
 // left as built, so that these sizes are one task. In the plain, ASan and
 // TSan suites (label concurrency).
-#include <atomic>
-#include <functional>
-#include <memory>
-#include <string>
-#include <thread>
-#include <vector>
-
 #include <gtest/gtest.h>
 
 #include "support/bn_case.hpp"
+#include "support/concurrent_runs.hpp"
 #include "support/interp_case.hpp"
-#include "support/small_partitions.hpp"
 
 namespace bpg::test {
 namespace {
@@ -25,31 +18,7 @@ constexpr int runs_per_thread = 50;
 void expect_concurrent_runs_match_sequential(const compiled_partition &cp) {
     ASSERT_EQ(cp.get_backend(), backend_kind::tbb);
     SCOPED_TRACE(cp.describe());
-    std::vector<std::unique_ptr<port_buffers>> mine;
-    std::vector<std::vector<uint32_t>> want;
-    for (int t = 0; t < threads; ++t) {
-        mine.push_back(std::make_unique<port_buffers>(cp, 300 + t));
-        mine.back()->poison_outputs();
-        mine.back()->execute(cp);
-        want.push_back(mine.back()->output_bits());
-    }
-    std::atomic<int> mismatches {0}, errors {0};
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t)
-        pool.emplace_back([&, t] {
-            try {
-                for (int r = 0; r < runs_per_thread; ++r) {
-                    mine[size_t(t)]->poison_outputs();
-                    mine[size_t(t)]->execute(cp);
-                    if (mine[size_t(t)]->output_bits() != want[size_t(t)]) ++mismatches;
-                }
-            } catch (...) {
-                ++errors;
-            }
-        });
-    for (std::thread &th : pool) th.join();
-    EXPECT_EQ(errors.load(), 0);
-    EXPECT_EQ(mismatches.load(), 0);
+    expect_concurrent_runs_give_sequential_bits(cp, threads, runs_per_thread, 300);
 }
 
 compile_options three_threads() {

@@ -23,16 +23,13 @@
 #include <unistd.h>
 
 #include "../common/openmp_policy.hpp"
+#include "../common/ready_partition.hpp"
 #include "bpg/graph.hpp"
 
 namespace {
 
 using namespace bpg;
 using clock_type = std::chrono::steady_clock;
-
-double us_since(clock_type::time_point t0) {
-    return std::chrono::duration<double, std::micro>(clock_type::now() - t0).count();
-}
 
 double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
@@ -86,37 +83,13 @@ graph build(const overhead_case &c, dim n) {
     return g;
 }
 
-// A compiled partition with its buffers (inputs 0.5 + (i % 7) / 8: positive variances).
-struct ready_partition {
-    compiled_partition cp;
-    double compile_us = 0;
-    std::vector<std::vector<float>> memory;
-    std::vector<tensor> ins, outs;
+using tools::ready_partition;
 
-    ready_partition(const graph &g, backend_kind b) {
-        const partition p = g.get_partitions().at(0);
-        compile_options o;
-        o.backend = b;
-        const auto t0 = clock_type::now();
-        cp = p.compile(p.get_input_ports(), p.get_output_ports(), engine(), o);
-        compile_us = us_since(t0);
-        memory.reserve(cp.get_inputs().size() + cp.get_outputs().size());
-        for (const logical_tensor &lt : cp.get_inputs()) {
-            memory.emplace_back(lt.get_mem_size() / sizeof(float));
-            for (size_t i = 0; i < memory.back().size(); ++i) memory.back()[i] = 0.5f + float(i % 7) / 8;
-            ins.emplace_back(lt, engine(), memory.back().data());
-        }
-        for (const logical_tensor &lt : cp.get_outputs()) {
-            memory.emplace_back(lt.get_mem_size() / sizeof(float));
-            outs.emplace_back(lt, engine(), memory.back().data());
-        }
-    }
-    double run_us() const {
-        const auto t0 = clock_type::now();
-        cp.execute(stream(engine()), ins, outs);
-        return us_since(t0);
-    }
-};
+compile_options on(backend_kind b) {
+    compile_options o;
+    o.backend = b;
+    return o;
+}
 
 const overhead_case *find_case(const std::string &name) {
     for (const overhead_case &c : cases)
@@ -133,7 +106,7 @@ int fresh(const std::string &case_name, const std::string &backend) {
         std::cerr << "bpg-overhead: unknown case or backend\n";
         return 2;
     }
-    const ready_partition r(build(*c, 1), b);
+    const ready_partition r(build(*c, 1), on(b));
     const double first = r.run_us(), second = r.run_us();
     std::printf("%.1f %.1f %.1f %s\n", r.compile_us, first, second, r.cp.get_kernel_path().c_str());
     return 0;
@@ -187,7 +160,7 @@ int main(int argc, char **argv) {
     // "Warm": every backend has run a partition of another shape already.
     for (backend_kind b : kinds)
         for (const overhead_case &c : cases) try {
-                ready_partition(build(c, 2), b).run_us();
+                ready_partition(build(c, 2), on(b)).run_us();
             } catch (const error &) {}
 
     std::printf("%-20s %-9s %9s | %10s %10s | %10s %10s | %s\n", "case", "bknd", "us/call", "warm cmp", "warm 1st",
@@ -196,13 +169,13 @@ int main(int argc, char **argv) {
         for (backend_kind b : kinds) {
             if (!only.empty() && only != c.name) continue;
             try {
-                const ready_partition r(build(c, 1), b);
+                const ready_partition r(build(c, 1), on(b));
                 const double first = r.run_us();
                 std::vector<double> per_call;
                 for (int k = 0; k < blocks; ++k) {
                     const auto t0 = clock_type::now();
                     for (int i = 0; i < calls; ++i) r.cp.execute(stream(engine()), r.ins, r.outs);
-                    per_call.push_back(us_since(t0) / calls);
+                    per_call.push_back(ready_partition::us_since(t0) / calls);
                 }
                 double f_cmp = 0, f_first = 0;
                 if (!no_fresh) std::sscanf(fresh_line(self, c.name, to_string(b)).c_str(), "%lf %lf", &f_cmp, &f_first);
