@@ -40,23 +40,28 @@ struct overhead_case {
     const char *name;
     enum { linear, nearest, bn, relu_bn } kind;
     bool nxc;
+    dim channels = 1, size = 2; // src is size x size images of `channels` channels
 };
 
-// 1x1x2x2 NCX data, or 1x2x2x3 NXC (channels-last, 3 channels): diff_dst is 4x4.
+// 1x1x2x2 NCX data, or 1x2x2x3 NXC (channels-last, 3 channels): diff_dst is
+// 4x4. Then, for comparison, partitions large enough to run parallel tasks.
 const overhead_case cases[] = {
         {"interp_linear_ncx", overhead_case::linear, false},
-        {"interp_linear_nxc3", overhead_case::linear, true},
+        {"interp_linear_nxc3", overhead_case::linear, true, 3},
         {"interp_nearest_ncx", overhead_case::nearest, false},
-        {"interp_nearest_nxc3", overhead_case::nearest, true},
+        {"interp_nearest_nxc3", overhead_case::nearest, true, 3},
         {"bn_ncx", overhead_case::bn, false},
-        {"bn_nxc3", overhead_case::bn, true},
+        {"bn_nxc3", overhead_case::bn, true, 3},
         {"relu_bn_ncx", overhead_case::relu_bn, false},
+        {"interp_linear_ncx_8x32", overhead_case::linear, false, 8, 32},
+        {"bn_ncx_8x32", overhead_case::bn, false, 8, 32},
 };
 
+// n images; the warm-up partitions take n = 2 (another shape).
 graph build(const overhead_case &c, dim n) {
-    const dim ch = n == 1 && !c.nxc ? 1 : 3;
-    const dims s = c.nxc ? dims {n, 2, 2, ch} : dims {n, ch, 2, 2};
-    const dims d = c.nxc ? dims {n, 4, 4, ch} : dims {n, ch, 4, 4}, k {ch};
+    const dim ch = c.channels, h = c.size;
+    const dims s = c.nxc ? dims {n, h, h, ch} : dims {n, ch, h, h};
+    const dims d = c.nxc ? dims {n, 2 * h, 2 * h, ch} : dims {n, ch, 2 * h, 2 * h}, k {ch};
     auto t = [](size_t id, const dims &shape) { return logical_tensor(id, data_type::f32, shape); };
     const char *format = c.nxc ? "NXC" : "NCX";
     graph g;
@@ -64,7 +69,7 @@ graph build(const overhead_case &c, dim n) {
         op o(0, op::kind::InterpolateBackprop, {t(0, s), t(1, d)}, {t(2, s)});
         o.set_attr(op::attr::mode, c.kind == overhead_case::linear ? "linear" : "nearest");
         o.set_attr(op::attr::data_format, format);
-        o.set_attr(op::attr::sizes, std::vector<int64_t> {4, 4});
+        o.set_attr(op::attr::sizes, std::vector<int64_t> {2 * h, 2 * h});
         g.add_op(o);
     } else {
         // ReLU's diff_src feeds BN's diff_dst: one fused partition.
@@ -163,7 +168,7 @@ int main(int argc, char **argv) {
                 ready_partition(build(c, 2), on(b)).run_us();
             } catch (const error &) {}
 
-    std::printf("%-20s %-9s %9s | %10s %10s | %10s %10s | %s\n", "case", "bknd", "us/call", "warm cmp", "warm 1st",
+    std::printf("%-22s %-9s %9s | %10s %10s | %10s %10s | %s\n", "case", "bknd", "us/call", "warm cmp", "warm 1st",
             "fresh cmp", "fresh 1st", "path");
     for (const overhead_case &c : cases)
         for (backend_kind b : kinds) {
@@ -180,10 +185,10 @@ int main(int argc, char **argv) {
                 double f_cmp = 0, f_first = 0;
                 if (!no_fresh) std::sscanf(fresh_line(self, c.name, to_string(b)).c_str(), "%lf %lf", &f_cmp, &f_first);
                 const std::string chosen = b == backend_kind::auto_select ? "auto:" + r.cp.get_backend_name() : to_string(b);
-                std::printf("%-20s %-9s %9.2f | %10.1f %10.1f | %10.1f %10.1f | %s\n", c.name, chosen.c_str(),
+                std::printf("%-22s %-9s %9.2f | %10.1f %10.1f | %10.1f %10.1f | %s\n", c.name, chosen.c_str(),
                         median(per_call), r.compile_us, first, f_cmp, f_first, r.cp.get_kernel_path().c_str());
             } catch (const error &e) {
-                std::printf("%-20s %-9s n/a (%s)\n", c.name, to_string(b), e.what());
+                std::printf("%-22s %-9s n/a (%s)\n", c.name, to_string(b), e.what());
             }
             std::fflush(stdout);
         }
