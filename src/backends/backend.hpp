@@ -7,10 +7,10 @@
 
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <variant>
 #include <vector>
 
+#include "backends/backend_buffers.hpp"
 #include "bpg/graph.hpp"
 #include "core/problems.hpp"
 
@@ -25,8 +25,6 @@ struct partition_problem {
     std::vector<core::tensor_desc> internal; // produced and consumed inside (a kernel that stores them allocates them)
 };
 
-using buffer_map = std::unordered_map<size_t, void *>; // tensor id -> buffer
-
 class kernel {
 public:
     virtual ~kernel() = default;
@@ -35,6 +33,10 @@ public:
     // The kernel path the backend's plan chose, named as oneDNN names its
     // implementation (compiled_partition::get_kernel_path, BPG_VERBOSE=2).
     virtual std::string path() const = 0;
+    // True when the plan runs the whole partition as one task on the calling
+    // thread (a small problem): execute then enters no oneTBB arena and makes
+    // no OpenMP team, and the partition never creates its arena.
+    virtual bool one_task() const { return false; }
 };
 
 class backend {

@@ -10,19 +10,25 @@
 
 namespace bpg::core {
 
-partition_threads::partition_threads(int max_threads, threading_runtime runtime, bool tbb_kernels)
-    : run_ {max_threads, runtime} {
+partition_threads::partition_threads(int max_threads, threading_runtime runtime, bool tbb_kernels, bool one_task)
+    : run_ {max_threads, runtime}, one_task_(one_task), one_thread_ {1, runtime} {
     // One slot is reserved for the thread that calls execute, the others go
     // to oneTBB's workers; max_threads = 1 runs everything on the caller.
     // oneTBB has no more workers than its default concurrency (it warns on
     // stderr when an arena asks for more): slots beyond it would stay empty.
-    if (tbb_kernels && !loops_on_openmp(run_))
+    if (tbb_kernels && !one_task && !loops_on_openmp(run_))
         arena_ = std::make_unique<tbb::task_arena>(std::min(max_threads, tbb::info::default_concurrency()));
 }
 
 partition_threads::~partition_threads() = default;
 
 void partition_threads::execute(const std::function<void()> &f) const {
+    if (one_task_) {
+        // A run of one thread: any loop of the kernel runs inline (parallel.hpp).
+        const run_scope scope(one_thread_);
+        f();
+        return;
+    }
     if (!arena_) {
         const run_scope scope(run_);
         f();
@@ -55,7 +61,8 @@ void partition_threads::execute(const std::function<void()> &f) const {
 }
 
 std::string partition_threads::text() const {
-    return "threads=" + std::to_string(run_.max_threads) + " runtime=" + to_string(run_.runtime);
+    return "threads=" + std::to_string(run_.max_threads) + " runtime=" + to_string(run_.runtime)
+            + (one_task_ ? " one_task" : "");
 }
 
 } // namespace bpg::core

@@ -19,11 +19,14 @@ class partition_threads {
 public:
     // max_threads > 0 (compile resolves 0 to get_max_threads()). tbb_kernels:
     // the partition runs the tbb backend, whose loops may need the arena.
-    partition_threads(int max_threads, threading_runtime runtime, bool tbb_kernels);
+    // one_task: its kernel runs as one task (backends::kernel::one_task), so
+    // every execute runs it on the calling thread as a run of one thread, and
+    // no arena is made: nothing of oneTBB's or OpenMP's starts for it.
+    partition_threads(int max_threads, threading_runtime runtime, bool tbb_kernels, bool one_task = false);
     ~partition_threads(); // where the arena is made (partition_threads.cpp)
 
     const run_threads &run() const { return run_; }
-    // "threads=N runtime=R", for the verbose lines.
+    // "threads=N runtime=R[ one_task]", for the verbose lines.
     std::string text() const;
 
     // Runs f as this partition's run: inside its arena when it has one (the
@@ -33,6 +36,8 @@ public:
 
 private:
     run_threads run_;
+    bool one_task_ = false;
+    run_threads one_thread_; // the run of a one_task execute
     std::unique_ptr<tbb::task_arena> arena_;
 };
 

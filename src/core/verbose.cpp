@@ -24,8 +24,9 @@ int level_from_env() {
 
 void set_verbose(int level) { verbose_level.store(level < 0 ? 0 : level); }
 
+// Read on every execute: one relaxed load once the level is decided.
 int get_verbose() {
-    int l = verbose_level.load();
+    int l = verbose_level.load(std::memory_order_relaxed);
     if (l < 0) {
         int expected = -1;
         verbose_level.compare_exchange_strong(expected, level_from_env());

@@ -5,6 +5,7 @@
 #include <memory>
 #include <new>
 
+#include "core/inline_list.hpp"
 #include "core/verbose.hpp"
 #include "graph/graph_internal.hpp"
 #include "graph/op_schema.hpp"
@@ -91,25 +92,21 @@ void check_sides(const compiled_partition::impl &cp, const std::vector<tensor> &
 }
 
 struct byte_range { const char *lo, *hi; size_t id; };
-
-byte_range range_of(const logical_tensor &lt, const void *p) {
-    const char *c = static_cast<const char *>(p);
-    return {c, c + lt.get_mem_size(), lt.get_id()};
-}
+// Ports of one side; inline up to the most ports a partition of bpg has.
+using byte_ranges = core::inline_list<byte_range, 16>;
 
 // Kernels read inputs while writing outputs: an output overlapping any other
 // bound buffer would silently corrupt results.
-void check_no_aliasing(const compiled_partition::impl &cp, const std::vector<byte_range> &in,
-        const std::vector<byte_range> &out) {
+void check_no_aliasing(const compiled_partition::impl &cp, const byte_ranges &in, const byte_ranges &out) {
     for (size_t i = 0; i < out.size(); ++i) {
         auto clash = [&](const byte_range &o) {
             return out[i].lo < o.hi && o.lo < out[i].hi && out[i].lo != out[i].hi && o.lo != o.hi;
         };
-        for (const byte_range &r : in)
-            if (clash(r))
+        for (size_t j = 0; j < in.size(); ++j)
+            if (clash(in[j]))
                 throw error(status::invalid_argument,
                         label(cp) + ": output tensor " + std::to_string(out[i].id)
-                                + " overlaps input tensor " + std::to_string(r.id)
+                                + " overlaps input tensor " + std::to_string(in[j].id)
                                 + " in memory; in-place execution is not supported");
         for (size_t j = i + 1; j < out.size(); ++j)
             if (clash(out[j]))
@@ -148,20 +145,25 @@ void compiled_partition::execute(const stream &s, const std::vector<tensor> &inp
         const std::vector<tensor> &outputs) const {
     const impl &cp = checked(impl_);
     (void)s;
+    // Nothing here allocates on success: an execute of a small partition
+    // costs about as much as its kernel.
     backends::buffer_map buffers;
-    std::vector<byte_range> in_ranges, out_ranges;
-    for (const logical_tensor &port : cp.inputs) {
-        const bool shape_only = std::find(cp.shape_only_inputs.begin(), cp.shape_only_inputs.end(),
-                                        port.get_id()) != cp.shape_only_inputs.end();
+    byte_ranges in_ranges, out_ranges;
+    for (size_t i = 0; i < cp.inputs.size(); ++i) {
+        const logical_tensor &port = cp.inputs[i];
+        const bool shape_only = cp.input_is_shape_only[i];
         const tensor &t = bound(cp, port, inputs, "input", shape_only);
+        const char *p = static_cast<const char *>(t.get_data_handle());
         buffers[port.get_id()] = t.get_data_handle();
         // Never read, so it cannot be clobbered: no aliasing rule applies.
-        if (!shape_only) in_ranges.push_back(range_of(port, t.get_data_handle()));
+        if (!shape_only) in_ranges.push_back({p, p + cp.input_bytes[i], port.get_id()});
     }
-    for (const logical_tensor &port : cp.outputs) {
+    for (size_t i = 0; i < cp.outputs.size(); ++i) {
+        const logical_tensor &port = cp.outputs[i];
         const tensor &t = bound(cp, port, outputs, "output");
+        const char *p = static_cast<const char *>(t.get_data_handle());
         buffers[port.get_id()] = t.get_data_handle();
-        out_ranges.push_back(range_of(port, t.get_data_handle()));
+        out_ranges.push_back({p, p + cp.output_bytes[i], port.get_id()});
     }
     check_sides(cp, inputs, cp.inputs, cp.outputs, "input");
     check_sides(cp, outputs, cp.outputs, cp.inputs, "output");

@@ -1,5 +1,6 @@
 // partition::compile: concrete shapes in, shape inference op by op, resolved
 // problems, one backend chosen by the dispatch rule, kernel compiled once.
+#include <algorithm>
 #include <cstdlib>
 #include <unordered_map>
 #include <unordered_set>
@@ -273,6 +274,12 @@ compiled_partition partition::compile(const std::vector<logical_tensor> &inputs,
     }
     for (const logical_tensor &port : p.outputs) cp->outputs.push_back(concrete.at(port.get_id()));
     cp->shape_only_inputs = shape_only_ports(p);
+    for (const logical_tensor &port : cp->inputs) {
+        const auto &so = cp->shape_only_inputs;
+        cp->input_is_shape_only.push_back(std::find(so.begin(), so.end(), port.get_id()) != so.end());
+        cp->input_bytes.push_back(port.get_mem_size());
+    }
+    for (const logical_tensor &port : cp->outputs) cp->output_bytes.push_back(port.get_mem_size());
 
     // The run is set while the backends decide and compile: oneDNN sizes some
     // primitives for the OpenMP team they will run on.
@@ -284,7 +291,8 @@ compiled_partition partition::compile(const std::vector<logical_tensor> &inputs,
         cp->kernel = b.compile(cp->problem);
         cp->kernel_path = cp->kernel->path();
     }
-    cp->threads = std::make_unique<core::partition_threads>(run.max_threads, run.runtime, cp->backend == backend_kind::tbb);
+    cp->threads = std::make_unique<core::partition_threads>(
+            run.max_threads, run.runtime, cp->backend == backend_kind::tbb, cp->kernel->one_task());
     cp->verbose_fields = p.pattern + "," + graph_impl::verbose_ops(p.ops) + "," + to_string(cp->backend)
             + "," + graph_impl::verbose_ports(cp->inputs, cp->outputs) + "," + graph_impl::verbose_attrs(p.ops);
     if (get_verbose() >= 2)

@@ -129,14 +129,12 @@ TEST(AllocationFaults, FusedTbbPartitionAllocatesNoIntermediate) {
     EXPECT_FALSE(run_with_faults(cp, b, want, [&] { core::test_allocation_faults().fail_over = intermediate / 4; }));
 }
 
-// A small BatchNorm plan runs as one task with its working memory on the
-// stack: an execute allocates nothing (per-call allocations had made a tiny
-// call cost twice torch's). With the test thresholds lowered, the same
-// problem takes its working memory from core::allocate again.
-TEST(AllocationFaults, SmallBatchNormAllocatesNothing) {
+// Each case, a small plan, executes without one core::allocate; compiled
+// again with the test thresholds lowered, it takes its working memory from
+// core::allocate (so the first check is not vacuous).
+void expect_small_plans_allocate_nothing(std::initializer_list<kind_case> small) {
     const faults_off guard;
-    for (const kind_case &c : {kind_case {PK::bn, {2, 3, 4, 4}, false, data_type::f32},
-                 kind_case {PK::relu_into_bn_diff_dst, {2, 5, 3, 7}, false, data_type::f32}}) {
+    for (const kind_case &c : small) {
         SCOPED_TRACE(name_of(c));
         const compiled_partition cp = compile_case(c, backend_kind::tbb);
         case_buffers b(cp, 7, 0xA5);
@@ -150,6 +148,22 @@ TEST(AllocationFaults, SmallBatchNormAllocatesNothing) {
         const compiled_partition heap_cp = compile_case(c, backend_kind::tbb);
         EXPECT_TRUE(run_with_faults(heap_cp, b, want, [&] { core::test_allocation_faults().fail_after = 0; }));
     }
+}
+
+// A small BatchNorm plan runs as one task with its working memory on the
+// stack: an execute allocates nothing (per-call allocations had made a tiny
+// call cost twice torch's).
+TEST(AllocationFaults, SmallBatchNormAllocatesNothing) {
+    expect_small_plans_allocate_nothing({kind_case {PK::bn, {2, 3, 4, 4}, false, data_type::f32},
+            kind_case {PK::relu_into_bn_diff_dst, {2, 5, 3, 7}, false, data_type::f32}});
+}
+
+// So does a small interpolate plan, its scratch on the stack.
+TEST(AllocationFaults, SmallInterpolateAllocatesNothing) {
+    expect_small_plans_allocate_nothing({kind_case {PK::interpolate_linear, {1, 1, 2, 2}, false, data_type::f32},
+            kind_case {PK::interpolate_nearest, {2, 3, 4, 5}, false, data_type::bf16},
+            kind_case {PK::interpolate_linear, {1, 2, 2, 3}, true, data_type::f32},
+            kind_case {PK::interpolate_linear, {2, 3, 2, 4}, true, data_type::f16}});
 }
 
 } // namespace

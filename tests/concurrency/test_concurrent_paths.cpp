@@ -21,6 +21,7 @@
 #include "backends/tbb/cpu.hpp"
 #include "backends/tbb/size_thresholds.hpp"
 #include "support/bn_case.hpp"
+#include "support/concurrent_runs.hpp"
 #include "support/interp_case.hpp"
 #include "support/small_partitions.hpp"
 
@@ -54,31 +55,7 @@ void expect_concurrent_runs_match_sequential(const path_case &c) {
     const compiled_partition cp = c.compile();
     ASSERT_EQ(cp.get_backend(), backend_kind::tbb);
     SCOPED_TRACE(cp.describe());
-    std::vector<std::unique_ptr<port_buffers>> mine;
-    std::vector<std::vector<uint32_t>> want;
-    for (int t = 0; t < threads; ++t) {
-        mine.push_back(std::make_unique<port_buffers>(cp, 200 + t));
-        mine.back()->poison_outputs();
-        mine.back()->execute(cp);
-        want.push_back(mine.back()->output_bits());
-    }
-    std::atomic<int> mismatches {0}, errors {0};
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t)
-        pool.emplace_back([&, t] {
-            try {
-                for (int r = 0; r < runs_per_thread; ++r) {
-                    mine[size_t(t)]->poison_outputs();
-                    mine[size_t(t)]->execute(cp);
-                    if (mine[size_t(t)]->output_bits() != want[size_t(t)]) ++mismatches;
-                }
-            } catch (...) {
-                ++errors;
-            }
-        });
-    for (std::thread &th : pool) th.join();
-    EXPECT_EQ(errors.load(), 0);
-    EXPECT_EQ(mismatches.load(), 0) << "of " << threads * runs_per_thread << " concurrent runs";
+    expect_concurrent_runs_give_sequential_bits(cp, threads, runs_per_thread, 200);
 }
 
 class ConcurrentPaths : public ::testing::TestWithParam<path_case> {};

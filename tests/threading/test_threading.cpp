@@ -203,7 +203,7 @@ TEST(Threading, SetMaxThreadsIsTheLibraryDefaultOnly) {
     set_verbose(0);
     set_max_threads(0);
     EXPECT_EQ(get_max_threads(), all);
-    EXPECT_NE(err.find("bpg_verbose,threads,bn_bwd,BatchNormTrainingBackprop:1,tbb,threads=3 runtime=openmp\n"),
+    EXPECT_NE(err.find("bpg_verbose,threads,bn_bwd,BatchNormTrainingBackprop:1,tbb,threads=3 runtime=openmp one_task\n"),
             std::string::npos)
             << err;
     expect_error([] { set_max_threads(-1); }, status::invalid_argument, {"set_max_threads: -1", "must be in [0, "});

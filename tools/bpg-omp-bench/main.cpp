@@ -24,6 +24,7 @@
 #include <CLI/CLI.hpp>
 #include <omp.h>
 
+#include "../common/ready_partition.hpp"
 #include "bpg/graph.hpp"
 #include "bpg/threading.hpp"
 
@@ -91,36 +92,17 @@ bench_case bilinear_case(const dims &src) {
     return c;
 }
 
-// One compiled partition with buffers (inputs 0.5 + i % 7 / 8: positive
-// variances), ready to execute.
-struct ready_partition {
-    compiled_partition cp;
-    std::vector<std::vector<float>> memory;
-    std::vector<tensor> ins, outs;
-
-    ready_partition(const bench_case &c, int threads, threading_runtime r) {
-        const partition p = c.g.get_partitions().at(0);
-        compile_options o;
-        o.backend = backend_kind::tbb;
-        o.max_threads = threads;
-        o.runtime = r;
-        cp = p.compile(p.get_input_ports(), p.get_output_ports(), engine(), o);
-        memory.reserve(cp.get_inputs().size() + cp.get_outputs().size());
-        for (const logical_tensor &lt : cp.get_inputs()) {
-            memory.emplace_back(lt.get_mem_size() / sizeof(float));
-            for (size_t i = 0; i < memory.back().size(); ++i) memory.back()[i] = 0.5f + float(i % 7) / 8;
-            ins.emplace_back(lt, engine(), memory.back().data());
-        }
-        for (const logical_tensor &lt : cp.get_outputs()) {
-            memory.emplace_back(lt.get_mem_size() / sizeof(float));
-            outs.emplace_back(lt, engine(), memory.back().data());
-        }
-    }
-    double run_ms() const {
-        const auto t0 = clock_type::now();
-        cp.execute(stream(engine()), ins, outs);
-        return ms_since(t0);
-    }
+// A tbb partition of c with its buffers.
+struct ready_partition : tools::ready_partition {
+    ready_partition(const bench_case &c, int threads, threading_runtime r)
+        : tools::ready_partition(c.g, [&] {
+              compile_options o;
+              o.backend = backend_kind::tbb;
+              o.max_threads = threads;
+              o.runtime = r;
+              return o;
+          }()) {}
+    double run_ms() const { return run_us() / 1000; }
 };
 
 std::string cpu_model() {

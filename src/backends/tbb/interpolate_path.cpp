@@ -187,6 +187,12 @@ void choose_interp_path(interp_plan &p) {
             && p.slice_floats[0] * int64_t(sizeof(float)) >= size_threshold(column_prefetch_min_bytes))
         p.column_prefetch_bytes = int64_t(2) << 10;
     p.store = store_of(p);
+    // diff_dst's bytes, in double: huge shapes would overflow a product of int64.
+    double dd_bytes = double(p.n_count) * double(p.c_count) * double(size_of(p.dt)) * (p.channels_last ? double(p.run) : 1.0);
+    for (int k = 0; k < p.nsp; ++k) dd_bytes *= double(p.out[size_t(k)]);
+    p.one_task = tasks_at_once() == 1 || dd_bytes < double(size_threshold(interp_one_task_max_bytes));
+    p.scratch_bytes = interp_scratch_bytes(p);
+    p.scratch_on_stack = p.one_task && p.scratch_bytes <= interp_stack_scratch_bytes;
 }
 
 std::string interp_path_name(const interp_plan &p) {

@@ -131,7 +131,20 @@ struct interp_plan {
     // column walk over a batch's slices prefetches each of them this far
     // ahead (tap_sum.hpp sum_rows). 0: none (small slices gain nothing).
     int64_t column_prefetch_bytes = 0;
+    // one_task: every task runs in turn on the calling thread, with no
+    // parallel loop (one-thread runs, and diff_dst under
+    // interp_one_task_max_bytes, where a loop costs more than the work); the
+    // results are the same bits. Its one scratch (scratch_bytes) is on the
+    // stack when at most interp_stack_scratch_bytes, else allocated.
+    bool one_task = false;
+    int64_t scratch_bytes = 0;
+    bool scratch_on_stack = false;
 };
+
+// diff_dst bytes below which a run is one task (tests lower it, see
+// size_thresholds.hpp), and the largest scratch taken on the stack.
+constexpr int64_t interp_one_task_max_bytes = int64_t(32) << 10;
+constexpr int64_t interp_stack_scratch_bytes = int64_t(4) << 10;
 
 constexpr int64_t column_prefetch_min_bytes = int64_t(64) << 10;
 
@@ -155,7 +168,10 @@ void choose_interp_path(interp_plan &plan);
 // "interpolate:zero_sized" (docs/verbose.md).
 std::string interp_path_name(const interp_plan &plan);
 
-// Runs the plan with oneTBB on the current task arena.
+// Bytes of one task's scratch for `plan` (its path chosen), 64-byte aligned pieces.
+int64_t interp_scratch_bytes(const interp_plan &plan);
+
+// Runs the plan with oneTBB on the current task arena (one_task: on the caller).
 void run_interp_plan(const interp_plan &plan, const void *diff_dst, void *diff_src);
 
 } // namespace bpg::tbb_backend

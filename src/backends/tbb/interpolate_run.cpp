@@ -23,23 +23,56 @@ namespace bpg::tbb_backend {
 
 namespace {
 
-// Scratch floats, not initialised: every use writes before it reads.
-struct float_buffer {
-    core::array<float> p;
-    void resize(int64_t n) { p = core::allocate_array<float>(size_t(std::max<int64_t>(n, 1)), "interpolate working memory"); }
-    float *data() const { return p.get(); }
+// Where a task's scratch comes from: carved from one block the caller holds
+// (the stack, for a small one-task plan: interp_plan::scratch_on_stack), or,
+// without a block, allocated array by array. With `counting`, nothing is
+// taken: only the bytes the block needs are added up (interp_scratch_bytes).
+struct scratch_source {
+    char *block = nullptr;
+    bool counting = false;
+    size_t used = 0;
+    void *carve(size_t bytes) {
+        used = (used + 63) / 64 * 64; // every array 64-byte aligned, as core::allocate's
+        void *p = counting ? nullptr : block + used;
+        used += bytes;
+        return p;
+    }
 };
+
+// n uninitialised items of a trivial type (every use writes before it reads).
+template <typename T> struct scratch_array {
+    core::array<T> owned;
+    T *p = nullptr;
+    size_t n = 0;
+    void resize(int64_t count, scratch_source &from) {
+        n = size_t(std::max<int64_t>(count, 1));
+        if (from.block || from.counting) {
+            owned.reset();
+            p = static_cast<T *>(from.carve(n * sizeof(T)));
+        } else {
+            owned = core::allocate_array<T>(n, "interpolate working memory");
+            p = owned.get();
+        }
+    }
+    T *data() const { return p; }
+    size_t size() const { return n; }
+    T &operator[](size_t i) const { return p[i]; }
+    T *begin() const { return p; }
+    T *end() const { return p + n; }
+};
+using float_buffer = scratch_array<float>;
 
 // Level-0 slices of a 16-bit diff_dst, converted to f32 once each and kept in
 // a few slots: consecutive inputs share most of their outputs.
 struct converted_slices {
     int64_t floats = 0;
     float_buffer data;
-    core::checked_vector<int64_t> holds; // output index in each slot, -1 = empty
-    void reset(int64_t slot_floats, int64_t slots) {
+    scratch_array<int64_t> holds; // output index in each slot, -1 = empty
+    void reset(int64_t slot_floats, int64_t slots, scratch_source &from) {
         floats = slot_floats;
-        data.resize(slot_floats * slots);
-        holds.assign(size_t(slots), -1);
+        data.resize(slot_floats * slots, from);
+        holds.resize(slots, from);
+        if (!from.counting) std::fill(holds.begin(), holds.end(), -1);
     }
     template <typename Load> const float *get(int64_t o, Load &&load) {
         const size_t s = size_t(o % int64_t(holds.size()));
@@ -72,28 +105,30 @@ struct scratch {
     std::array<float_buffer, 4> acc; // accumulator of level k
     float_buffer out;                // final level result before storing
     float_buffer rows;               // planar: the rows one final gather handles at once
-    core::checked_vector<const float *> x; // the runs the taps of the current input read
+    scratch_array<const float *> x;  // the runs the taps of the current input read
     converted_slices ring;           // interp_source::converted_ring only
     float_buffer tile;               // interp_source::converted_tile: the rows of one batch, as f32
-    void prepare(const interp_plan &p) {
+    void prepare(const interp_plan &p, scratch_source &from) {
         const int last = p.nsp - 1;
         int64_t taps = 1;
         for (int k = 0; k <= last; ++k) taps = std::max(taps, p.axes[size_t(k)].max_taps);
-        x.resize(size_t(taps));
-        for (int k = 0; k < last; ++k) acc[size_t(k)].resize(p.slice_floats[size_t(k)] * (k == 0 ? p.level0_batch : 1));
-        out.resize(p.channels_last ? p.run : p.in[size_t(last)]);
-        if (!p.channels_last && last > 0) {
-            // Rows of the level above the last: all of its inputs (level 0:
-            // at most one task's share, bounded by the whole axis).
-            rows.resize(p.in[size_t(last - 1)] * p.run);
-            if (p.dt != data_type::f32) out.resize(p.in[size_t(last - 1)] * p.in[size_t(last)]);
-        }
-        if (p.source == interp_source::converted_tile) tile.resize(p.batch_rows * p.slice_floats[0]);
+        x.resize(taps, from);
+        for (int k = 0; k < last; ++k)
+            acc[size_t(k)].resize(p.slice_floats[size_t(k)] * (k == 0 ? p.level0_batch : 1), from);
+        // 16-bit planar 2-D and up: the final level's result for every row of the level above.
+        const bool planar_rows = !p.channels_last && last > 0;
+        out.resize(planar_rows && p.dt != data_type::f32 ? p.in[size_t(last - 1)] * p.in[size_t(last)]
+                                                          : p.channels_last ? p.run : p.in[size_t(last)],
+                from);
+        // Rows of the level above the last: all of its inputs (level 0: at
+        // most one task's share, bounded by the whole axis).
+        if (planar_rows) rows.resize(p.in[size_t(last - 1)] * p.run, from);
+        if (p.source == interp_source::converted_tile) tile.resize(p.batch_rows * p.slice_floats[0], from);
         if (p.source != interp_source::converted_ring) return;
         // Slots: every output one input reads, plus one (capped at ~4 MB).
         const int64_t slot = last > 0 ? p.slice_floats[0] : (p.channels_last ? p.run : p.out[0]);
         const int64_t budget = std::max<int64_t>(1, (int64_t(4) << 20) / std::max<int64_t>(slot * 4, 1));
-        ring.reset(slot, last == 0 && !p.channels_last ? 1 : std::min(p.level0_span + 1, budget));
+        ring.reset(slot, last == 0 && !p.channels_last ? 1 : std::min(p.level0_span + 1, budget), from);
     }
 };
 
@@ -405,13 +440,35 @@ BPG_CLONES void run_tasks_f16(const interp_plan &p, scratch &s, const void *dd, 
 
 } // namespace
 
+int64_t interp_scratch_bytes(const interp_plan &p) {
+    if (p.levels == interp_levels::zero_sized) return 0;
+    scratch_source counter;
+    counter.counting = true;
+    scratch().prepare(p, counter);
+    return int64_t(counter.used);
+}
+
 void run_interp_plan(const interp_plan &p, const void *diff_dst, void *diff_src) {
     if (p.levels == interp_levels::zero_sized) return;
     const int64_t tasks = p.n_count * p.c_count * p.tasks_per_plane;
     auto body = p.dt == data_type::f32 ? run_tasks_f32 : p.dt == data_type::bf16 ? run_tasks_bf16 : run_tasks_f16;
+    if (p.one_task) {
+        // Every task in turn on the calling thread, one scratch for all, on
+        // the stack when it fits: no loop, no allocation.
+        alignas(64) char local[interp_stack_scratch_bytes];
+        scratch_source from;
+        if (p.scratch_on_stack) from.block = local;
+        scratch s;
+        s.prepare(p, from);
+        inline_task(tbb::blocked_range<int64_t>(0, tasks, tasks), [&](const tbb::blocked_range<int64_t> &r) {
+            body(p, s, diff_dst, diff_src, r.begin(), r.end());
+        });
+        return;
+    }
+    scratch_source heap;
     const task_pool<scratch> pool(tasks, [&] {
         scratch s;
-        s.prepare(p);
+        s.prepare(p, heap);
         return s;
     });
     parallel_tasks(tbb::blocked_range<int64_t>(0, tasks), [&](const tbb::blocked_range<int64_t> &r) {
