@@ -1,13 +1,13 @@
 #include "backends/tbb/interpolate_small_planes.hpp"
 
 #include <algorithm>
-#include <climits>
 
 #include <immintrin.h>
 
 #include "backends/tbb/convert_rows.hpp"
 #include "backends/tbb/cpu.hpp"
 #include "backends/tbb/parallel.hpp"
+#include "backends/tbb/simd_store.hpp"
 #include "backends/tbb/tap_sum.hpp"
 #include "backends/tbb/task_pool.hpp"
 #include "core/allocate.hpp"
@@ -22,89 +22,144 @@ int64_t plane_offset(int64_t t, int64_t c_count, int64_t n_stride, int64_t c_str
     return t / c_count * n_stride + t % c_count * c_stride;
 }
 
-// One task's working memory. Vectors of 16 floats, lane l = plane l of the group.
+// One task's working memory: tiles of vectors of 16 floats, lane l = plane
+// l of the group.
 struct group_scratch {
-    int64_t row_floats = 0;              // out[1] vectors: a diff_dst row of the group
-    core::array<float> ring;             // diff_dst rows, each gathered once
-    core::checked_vector<int64_t> holds; // the row in each ring slot, -1 = none
-    core::array<float> sum;              // one input's level-0 sum (out[1] vectors)
-    core::array<float> dd16, ds16;       // 16-bit data: the group's planes as f32
+    core::array<float> dd_tile;    // diff_dst: out[0] * out[1] vectors
+    core::array<float> ds_tile;    // diff_src: in[0] * in[1] vectors
+    core::array<float> sum;        // one input's level-0 sum: out[1] vectors
+    core::array<float> dd16, ds16; // 16-bit data: the group's planes as f32
     core::checked_vector<const float *> x;
 
-    explicit group_scratch(const interp_plan &p) : row_floats(p.out[1] * lanes) {
-        // Slots: every row one input reads, plus one.
-        const size_t slots = size_t(p.level0_span + 1);
-        ring = core::allocate_array<float>(slots * size_t(row_floats), "interpolate working memory");
-        holds.assign(slots, -1);
-        sum = core::allocate_array<float>(size_t(row_floats), "interpolate working memory");
+    explicit group_scratch(const interp_plan &p) {
+        const size_t dd_plane = size_t(p.out[0] * p.out[1]), ds_plane = size_t(p.in[0] * p.in[1]);
+        const char *what = "interpolate working memory";
+        // Whole blocks of 16 vectors (the transposes' unit), the padding zero.
+        const size_t dd_tile_floats = (dd_plane + 15) / 16 * 16 * lanes, ds_tile_floats = (ds_plane + 15) / 16 * 16 * lanes;
+        dd_tile = core::allocate_array<float>(dd_tile_floats, what);
+        ds_tile = core::allocate_array<float>(ds_tile_floats, what);
+        std::fill(dd_tile.get(), dd_tile.get() + dd_tile_floats, 0.f);
+        std::fill(ds_tile.get(), ds_tile.get() + ds_tile_floats, 0.f);
+        sum = core::allocate_array<float>(size_t(p.out[1] * lanes), what);
         x.resize(size_t(std::max<int64_t>(1, p.axes[0].max_taps)));
         if (p.dt == data_type::f32) return;
-        dd16 = core::allocate_array<float>(size_t(lanes * p.out[0] * p.out[1]), "interpolate working memory");
-        ds16 = core::allocate_array<float>(size_t(lanes * p.in[0] * p.in[1]), "interpolate working memory");
+        dd16 = core::allocate_array<float>(dd_plane * lanes, what);
+        ds16 = core::allocate_array<float>(ds_plane * lanes, what);
     }
 };
 
-// Planes [t0, t0 + count), count <= 16. Lanes past count compute on zeros
-// and are never stored.
+#define BPG_AVX512_INLINE __attribute__((target("avx512f"), always_inline)) inline
+
+// GCC's vector type: its shuffles carry no undefined passthrough, which
+// the unpack intrinsics do (GCC 12 then warns -Wmaybe-uninitialized).
+typedef float float16v __attribute__((vector_size(64)));
+
+// r[k] lane l <- r[l] lane k: pairs, pairs of pairs, then 128-bit blocks.
+BPG_AVX512_INLINE void transpose16(__m512 r[16]) {
+    float16v t[16], u[16];
+#pragma GCC unroll 8
+    for (int k = 0; k < 8; ++k) {
+        const float16v a = float16v(r[2 * k]), b = float16v(r[2 * k + 1]);
+        t[2 * k] = __builtin_shufflevector(a, b, 0, 16, 1, 17, 4, 20, 5, 21, 8, 24, 9, 25, 12, 28, 13, 29);
+        t[2 * k + 1] = __builtin_shufflevector(a, b, 2, 18, 3, 19, 6, 22, 7, 23, 10, 26, 11, 27, 14, 30, 15, 31);
+    }
+#pragma GCC unroll 4
+    for (int q = 0; q < 4; ++q)
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; ++h) {
+            const float16v a = t[4 * q + h], c = t[4 * q + 2 + h];
+            u[4 * q + 2 * h] = __builtin_shufflevector(a, c, 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29);
+            u[4 * q + 2 * h + 1] = __builtin_shufflevector(a, c, 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31);
+        }
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) {
+        const float16v w0 = __builtin_shufflevector(u[j], u[4 + j], 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
+        const float16v w1 = __builtin_shufflevector(u[j], u[4 + j], 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
+        const float16v w2 = __builtin_shufflevector(u[8 + j], u[12 + j], 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
+        const float16v w3 = __builtin_shufflevector(u[8 + j], u[12 + j], 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
+        r[j] = __m512(__builtin_shufflevector(w0, w2, 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27));
+        r[4 + j] = __m512(__builtin_shufflevector(w0, w2, 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31));
+        r[8 + j] = __m512(__builtin_shufflevector(w1, w3, 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27));
+        r[12 + j] = __m512(__builtin_shufflevector(w1, w3, 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31));
+    }
+}
+
+inline __mmask16 first_lanes(int64_t n) { return __mmask16(n >= lanes ? 0xffffu : (1u << n) - 1u); }
+
+// The tile of 16 planes of n floats (plane l at planes[l]): tile[e * 16 + l]
+// = planes[l][e], for e below n rounded up to 16 (the tile's padding).
+BPG_AVX512_INLINE void to_tile(const float *const *planes, int64_t n, float *tile) {
+    for (int64_t e0 = 0; e0 < n; e0 += lanes) {
+        const __mmask16 m = first_lanes(n - e0);
+        __m512 r[16];
+#pragma GCC unroll 16
+        for (int l = 0; l < 16; ++l) r[l] = _mm512_maskz_loadu_ps(m, planes[l] + e0);
+        transpose16(r);
+#pragma GCC unroll 16
+        for (int k = 0; k < 16; ++k) _mm512_store_ps(tile + (e0 + k) * lanes, r[k]);
+    }
+}
+
+// The inverse, into the first count planes.
+BPG_AVX512_INLINE void from_tile(const float *tile, int64_t count, int64_t n, float *const *planes) {
+    for (int64_t e0 = 0; e0 < n; e0 += lanes) {
+        __m512 r[16];
+#pragma GCC unroll 16
+        for (int k = 0; k < 16; ++k) r[k] = _mm512_load_ps(tile + (e0 + k) * lanes);
+        transpose16(r);
+        const int64_t n1 = std::min(lanes, n - e0);
+        if (count == lanes) {
+#pragma GCC unroll 16
+            for (int l = 0; l < 16; ++l) store_first(planes[l] + e0, r[l], n1);
+        } else {
+            for (int64_t l = 0; l < count; ++l) store_first(planes[l] + e0, r[l], n1);
+        }
+    }
+}
+
+// Planes [t0, t0 + count), count <= 16: transposed into a tile, the two
+// levels on whole vectors, transposed back. Lanes past count compute on a
+// copy of the last plane and are never stored.
 template <typename T>
 __attribute__((target("avx512f"))) void run_group(const interp_plan &p, group_scratch &s, const T *dd, T *ds,
         int64_t t0, int64_t count) {
     const int64_t W = p.out[1], w = p.in[1], dd_plane = p.out[0] * W, ds_plane = p.in[0] * w;
-    const __mmask16 live = __mmask16(count >= lanes ? 0xffffu : (1u << count) - 1u);
-    alignas(64) int32_t dd_lane[lanes] = {}, ds_lane[lanes] = {}; // element offset of each lane's plane
-    const float *src; // the group's planes as f32, at src + dd_lane[l]
-    float *dst;       // where lane l's results go, at dst + ds_lane[l]
-    if constexpr (std::is_same_v<T, float>) {
-        const int64_t dd0 = plane_offset(t0, p.c_count, p.dd_n, p.dd_c);
-        const int64_t ds0 = plane_offset(t0, p.c_count, p.ds_n, p.ds_c);
-        for (int64_t l = 0; l < count; ++l) {
-            dd_lane[l] = int32_t(plane_offset(t0 + l, p.c_count, p.dd_n, p.dd_c) - dd0);
-            ds_lane[l] = int32_t(plane_offset(t0 + l, p.c_count, p.ds_n, p.ds_c) - ds0);
+    const float *dd_planes[lanes]; // lanes past count read the last plane again
+    float *ds_planes[lanes];
+    for (int64_t l = 0; l < count; ++l) {
+        const int64_t t = t0 + l;
+        if constexpr (std::is_same_v<T, float>) {
+            dd_planes[l] = dd + plane_offset(t, p.c_count, p.dd_n, p.dd_c);
+            ds_planes[l] = ds + plane_offset(t, p.c_count, p.ds_n, p.ds_c);
+        } else {
+            float *f = s.dd16.get() + l * dd_plane;
+            row_io<T>::load(dd + plane_offset(t, p.c_count, p.dd_n, p.dd_c), f, dd_plane);
+            dd_planes[l] = f;
+            ds_planes[l] = s.ds16.get() + l * ds_plane;
         }
-        src = dd + dd0;
-        dst = ds + ds0;
-    } else {
-        for (int64_t l = 0; l < count; ++l) {
-            row_io<T>::load(dd + plane_offset(t0 + l, p.c_count, p.dd_n, p.dd_c), s.dd16.get() + l * dd_plane,
-                    dd_plane);
-            dd_lane[l] = int32_t(l * dd_plane);
-            ds_lane[l] = int32_t(l * ds_plane);
-        }
-        src = s.dd16.get();
-        dst = s.ds16.get();
     }
-    const __m512i dd_idx = _mm512_load_si512(dd_lane), ds_idx = _mm512_load_si512(ds_lane);
+    for (int64_t l = count; l < lanes; ++l) dd_planes[l] = dd_planes[count - 1];
+    float *dd_tile = s.dd_tile.get(), *ds_tile = s.ds_tile.get(), *sum = s.sum.get();
+    to_tile(dd_planes, dd_plane, dd_tile);
     const grouped_axis &a = p.grouped[0];
     const kernels::axis_gather &g = p.axes[1];
-    const int64_t slots = int64_t(s.holds.size());
-    std::fill(s.holds.begin(), s.holds.end(), -1);
-    float *ring = s.ring.get(), *sum = s.sum.get();
     for (int64_t i = 0; i < p.in[0]; ++i) {
-        // The rows input i reads, gathered into the ring unless there.
-        for (int64_t t = a.begin[size_t(i)]; t < a.begin[size_t(i) + 1]; ++t) {
-            const int64_t o = a.output[size_t(t)], slot = o % slots;
-            if (s.holds[size_t(slot)] == o) continue;
-            s.holds[size_t(slot)] = o;
-            float *to = ring + slot * s.row_floats;
-            const float *from = src + o * W;
-            for (int64_t k = 0; k < W; ++k)
-                _mm512_store_ps(to + k * lanes, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), live, dd_idx, from + k, 4));
-        }
-        sum_taps(sum, s.row_floats,
-                taps_of(a, i, s.x.data(), [&](int64_t o) -> const float * { return ring + o % slots * s.row_floats; }));
+        sum_taps(sum, W * lanes,
+                taps_of(a, i, s.x.data(), [&](int64_t o) -> const float * { return dd_tile + o * W * lanes; }));
         // Level 1: each output's FMA chain from zero, taps in table order.
-        float *out = dst + i * w;
+        float *out = ds_tile + i * w * lanes;
         for (int64_t j = 0; j < w; ++j) {
             __m512 acc = _mm512_setzero_ps();
             for (int64_t t = g.begin[size_t(j)]; t < g.begin[size_t(j) + 1]; ++t)
-                acc = _mm512_fmadd_ps(_mm512_load_ps(sum + g.output[size_t(t)] * lanes), _mm512_set1_ps(g.weight[size_t(t)]),
-                        acc);
-            _mm512_mask_i32scatter_ps(out + j, live, ds_idx, acc, 4);
+                acc = _mm512_fmadd_ps(_mm512_load_ps(sum + g.output[size_t(t)] * lanes),
+                        _mm512_set1_ps(g.weight[size_t(t)]), acc);
+            _mm512_store_ps(out + j * lanes, acc);
         }
     }
+    from_tile(ds_tile, count, ds_plane, ds_planes);
     if constexpr (!std::is_same_v<T, float>) {
         for (int64_t l = 0; l < count; ++l)
-            row_io<T>::store(s.ds16.get() + l * ds_plane, ds + plane_offset(t0 + l, p.c_count, p.ds_n, p.ds_c), ds_plane);
+            row_io<T>::store(ds_planes[l], ds + plane_offset(t0 + l, p.c_count, p.ds_n, p.ds_c), ds_plane);
     }
 }
 
@@ -124,12 +179,6 @@ bool small_planes_fit(const interp_plan &p) {
     if (dd_plane > small_plane_max_elements || ds_plane > small_plane_max_elements) return false;
     // Planes are contiguous blocks (rows one after the other).
     if ((p.out[0] > 1 && p.dd_sp[0] != p.out[1]) || (p.in[0] > 1 && p.ds_sp[0] != p.in[1])) return false;
-    if (std::min({p.dd_n, p.dd_c, p.ds_n, p.ds_c}) < 0) return false;
-    // Lanes address their planes with 32-bit offsets.
-    auto span = [&](int64_t n_stride, int64_t c_stride, int64_t plane) {
-        return (p.n_count - 1) * n_stride + (p.c_count - 1) * c_stride + plane;
-    };
-    if (span(p.dd_n, p.dd_c, dd_plane) > INT32_MAX || span(p.ds_n, p.ds_c, ds_plane) > INT32_MAX) return false;
     const int64_t groups = (p.n_count * p.c_count + lanes - 1) / lanes;
     return groups >= 4 * tasks_at_once();
 }
