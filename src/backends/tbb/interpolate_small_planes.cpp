@@ -86,10 +86,50 @@ BPG_AVX512_INLINE void transpose16(__m512 r[16]) {
 
 inline __mmask16 first_lanes(int64_t n) { return __mmask16(n >= lanes ? 0xffffu : (1u << n) - 1u); }
 
+// x[r] block b lane c -> x[c] block b lane r, r, c < 4: the 4x4 transposes
+// within each 128-bit block of four vectors.
+BPG_AVX512_INLINE void transpose4_in_blocks(float16v x[4]) {
+    const float16v t0 = __builtin_shufflevector(x[0], x[1], 0, 16, 1, 17, 4, 20, 5, 21, 8, 24, 9, 25, 12, 28, 13, 29);
+    const float16v t1 = __builtin_shufflevector(x[0], x[1], 2, 18, 3, 19, 6, 22, 7, 23, 10, 26, 11, 27, 14, 30, 15, 31);
+    const float16v t2 = __builtin_shufflevector(x[2], x[3], 0, 16, 1, 17, 4, 20, 5, 21, 8, 24, 9, 25, 12, 28, 13, 29);
+    const float16v t3 = __builtin_shufflevector(x[2], x[3], 2, 18, 3, 19, 6, 22, 7, 23, 10, 26, 11, 27, 14, 30, 15, 31);
+    x[0] = __builtin_shufflevector(t0, t2, 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29);
+    x[1] = __builtin_shufflevector(t0, t2, 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31);
+    x[2] = __builtin_shufflevector(t1, t3, 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29);
+    x[3] = __builtin_shufflevector(t1, t3, 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31);
+}
+
+// Four 4-float pieces as the blocks of a vector: loads and inserts, which
+// take the shuffle port half as often as a register transpose's first stage.
+BPG_AVX512_INLINE float16v blocks_of(const float *b0, const float *b1, const float *b2, const float *b3) {
+    __m512 v = _mm512_castps128_ps512(_mm_loadu_ps(b0));
+    v = _mm512_insertf32x4(v, _mm_loadu_ps(b1), 1);
+    v = _mm512_insertf32x4(v, _mm_loadu_ps(b2), 2);
+    return float16v(_mm512_insertf32x4(v, _mm_loadu_ps(b3), 3));
+}
+
 // The tile of 16 planes of n floats (plane l at planes[l]): tile[e * 16 + l]
-// = planes[l][e], for e below n rounded up to 16 (the tile's padding).
-BPG_AVX512_INLINE void to_tile(const float *const *planes, int64_t n, float *tile) {
-    for (int64_t e0 = 0; e0 < n; e0 += lanes) {
+// = planes[l][e], for e in [e_begin, e_end) rounded up to 16 (e_begin a
+// multiple of 16; past n, the tile's padding gets zeros). Whole blocks of
+// 16 floats: element 4m + c of plane 4b + r goes from block b lane r of
+// x[r] (the pieces m) to block b lane r of vector 4m + c.
+BPG_AVX512_INLINE void to_tile(const float *const *planes, int64_t n, float *tile, int64_t e_begin, int64_t e_end) {
+    int64_t e0 = e_begin;
+    for (; e0 < e_end && e0 + lanes <= n; e0 += lanes) {
+#pragma GCC unroll 4
+        for (int m = 0; m < 4; ++m) {
+            float16v x[4];
+#pragma GCC unroll 4
+            for (int r = 0; r < 4; ++r) {
+                const int64_t at = e0 + 4 * m;
+                x[r] = blocks_of(planes[r] + at, planes[4 + r] + at, planes[8 + r] + at, planes[12 + r] + at);
+            }
+            transpose4_in_blocks(x);
+#pragma GCC unroll 4
+            for (int c = 0; c < 4; ++c) _mm512_store_ps(tile + (e0 + 4 * m + c) * lanes, __m512(x[c]));
+        }
+    }
+    for (; e0 < e_end; e0 += lanes) { // the last, partial block
         const __mmask16 m = first_lanes(n - e0);
         __m512 r[16];
 #pragma GCC unroll 16
@@ -100,9 +140,10 @@ BPG_AVX512_INLINE void to_tile(const float *const *planes, int64_t n, float *til
     }
 }
 
-// The inverse, into the first count planes.
-BPG_AVX512_INLINE void from_tile(const float *tile, int64_t count, int64_t n, float *const *planes) {
-    for (int64_t e0 = 0; e0 < n; e0 += lanes) {
+// The inverse, into the first count planes (elements below n).
+BPG_AVX512_INLINE void from_tile(const float *tile, int64_t count, int64_t n, float *const *planes, int64_t e_begin,
+        int64_t e_end) {
+    for (int64_t e0 = e_begin; e0 < e_end; e0 += lanes) {
         __m512 r[16];
 #pragma GCC unroll 16
         for (int k = 0; k < 16; ++k) r[k] = _mm512_load_ps(tile + (e0 + k) * lanes);
@@ -119,7 +160,8 @@ BPG_AVX512_INLINE void from_tile(const float *tile, int64_t count, int64_t n, fl
 
 // Planes [t0, t0 + count), count <= 16: transposed into a tile, the two
 // levels on whole vectors, transposed back. Lanes past count compute on a
-// copy of the last plane and are never stored.
+// copy of the last plane and are never stored. The tiles are filled and
+// emptied input by input, so that what is transposed is used while in L1.
 template <typename T>
 __attribute__((target("avx512f"))) void run_group(const interp_plan &p, group_scratch &s, const T *dd, T *ds,
         int64_t t0, int64_t count) {
@@ -140,10 +182,15 @@ __attribute__((target("avx512f"))) void run_group(const interp_plan &p, group_sc
     }
     for (int64_t l = count; l < lanes; ++l) dd_planes[l] = dd_planes[count - 1];
     float *dd_tile = s.dd_tile.get(), *ds_tile = s.ds_tile.get(), *sum = s.sum.get();
-    to_tile(dd_planes, dd_plane, dd_tile);
     const grouped_axis &a = p.grouped[0];
-    const kernels::axis_gather &g = p.axes[1];
+    const kernels::axis_gather &g0 = p.axes[0], &g = p.axes[1];
+    int64_t tiled = 0, stored = 0; // elements of diff_dst in the tile, of diff_src out of it
     for (int64_t i = 0; i < p.in[0]; ++i) {
+        const int64_t need = g0.end_output(i, i + 1) * W; // the rows of input i
+        if (need > tiled) {
+            to_tile(dd_planes, dd_plane, dd_tile, tiled, need);
+            tiled = (need + lanes - 1) / lanes * lanes;
+        }
         sum_taps(sum, W * lanes,
                 taps_of(a, i, s.x.data(), [&](int64_t o) -> const float * { return dd_tile + o * W * lanes; }));
         // Level 1: each output's FMA chain from zero, taps in table order.
@@ -155,8 +202,12 @@ __attribute__((target("avx512f"))) void run_group(const interp_plan &p, group_sc
                         _mm512_set1_ps(g.weight[size_t(t)]), acc);
             _mm512_store_ps(out + j * lanes, acc);
         }
+        const int64_t done = i + 1 == p.in[0] ? ds_plane : (i + 1) * w / lanes * lanes; // whole blocks done
+        if (done > stored) {
+            from_tile(ds_tile, count, ds_plane, ds_planes, stored, done);
+            stored = (done + lanes - 1) / lanes * lanes;
+        }
     }
-    from_tile(ds_tile, count, ds_plane, ds_planes);
     if constexpr (!std::is_same_v<T, float>) {
         for (int64_t l = 0; l < count; ++l)
             row_io<T>::store(ds_planes[l], ds + plane_offset(t0 + l, p.c_count, p.ds_n, p.ds_c), ds_plane);
