@@ -187,8 +187,10 @@ TEST(TbbInterpolatePaths, PlanarSmallPlanes2d) {
         expect_path(make_case(layout::nxc, dt, 201, 1, {7, 5}, {3, 13}), tile, 3);
     }
     // Planes too large or too few, diff_dst rows with gaps: the row paths.
-    expect_path(make_case(layout::ncx, f32, 2, 100, {16, 32}, {32, 64}),
+    expect_path(make_case(layout::ncx, f32, 2, 100, {14, 14}, {28, 28}),
             "interpolate:planar_fused_row_gather_2d:f32:batch=8:cached");
+    expect_path(make_case(layout::ncx, f32, 2, 100, {33, 32}, {16, 16}),
+            "interpolate:planar_rows_then_gather_2d:f32:batch=task:cached");
     expect_path(make_case(layout::ncx, f32, 2, 4, {7, 7}, {14, 14}),
             "interpolate:planar_fused_row_gather_2d:f32:batch=8:cached");
     expect_path(padded_diff_dst(make_case(layout::ncx, f32, 2, 100, {7, 7}, {14, 14}), 2),

@@ -158,6 +158,31 @@ BPG_AVX512_INLINE void from_tile(const float *tile, int64_t count, int64_t n, fl
     }
 }
 
+// Level 1 (axis g, grouped as a) for every input j: out vector j = the FMA
+// chain from zero over its taps (vectors of sum) in table order, as the row
+// gather sums a lane; an input repeating the taps of the one before (2x
+// downsampling) takes its result. One and two taps without a loop.
+BPG_AVX512_INLINE void gather_lanes(const kernels::axis_gather &g, const grouped_axis &a, const float *sum,
+        float *out) {
+    const int64_t *begin = g.begin.data(), *o = g.output.data();
+    const float *wt = g.weight.data();
+    const __m512 zero = _mm512_setzero_ps();
+    __m512 acc = zero;
+    for (int64_t j = 0; j < g.in; ++j) {
+        if (j > 0 && a.repeats[size_t(j)]) {
+            _mm512_store_ps(out + j * lanes, acc);
+            continue;
+        }
+        const int64_t t = begin[j], k = begin[j + 1] - t;
+        acc = zero;
+        if (k >= 1) acc = _mm512_fmadd_ps(_mm512_load_ps(sum + o[t] * lanes), _mm512_set1_ps(wt[t]), zero);
+        if (k >= 2) acc = _mm512_fmadd_ps(_mm512_load_ps(sum + o[t + 1] * lanes), _mm512_set1_ps(wt[t + 1]), acc);
+        for (int64_t u = t + 2; u < t + k; ++u)
+            acc = _mm512_fmadd_ps(_mm512_load_ps(sum + o[u] * lanes), _mm512_set1_ps(wt[u]), acc);
+        _mm512_store_ps(out + j * lanes, acc);
+    }
+}
+
 // Planes [t0, t0 + count), count <= 16: transposed into a tile, the two
 // levels on whole vectors, transposed back. Lanes past count compute on a
 // copy of the last plane and are never stored. The tiles are filled and
@@ -191,16 +216,13 @@ __attribute__((target("avx512f"))) void run_group(const interp_plan &p, group_sc
             to_tile(dd_planes, dd_plane, dd_tile, tiled, need);
             tiled = (need + lanes - 1) / lanes * lanes;
         }
-        sum_taps(sum, W * lanes,
-                taps_of(a, i, s.x.data(), [&](int64_t o) -> const float * { return dd_tile + o * W * lanes; }));
-        // Level 1: each output's FMA chain from zero, taps in table order.
         float *out = ds_tile + i * w * lanes;
-        for (int64_t j = 0; j < w; ++j) {
-            __m512 acc = _mm512_setzero_ps();
-            for (int64_t t = g.begin[size_t(j)]; t < g.begin[size_t(j) + 1]; ++t)
-                acc = _mm512_fmadd_ps(_mm512_load_ps(sum + g.output[size_t(t)] * lanes),
-                        _mm512_set1_ps(g.weight[size_t(t)]), acc);
-            _mm512_store_ps(out + j * lanes, acc);
+        if (i > 0 && a.repeats[size_t(i)]) { // the same sums as input i - 1
+            std::memcpy(out, out - w * lanes, size_t(w * lanes) * sizeof(float));
+        } else {
+            sum_taps(sum, W * lanes,
+                    taps_of(a, i, s.x.data(), [&](int64_t o) -> const float * { return dd_tile + o * W * lanes; }));
+            gather_lanes(g, p.grouped[1], sum, out);
         }
         const int64_t done = i + 1 == p.in[0] ? ds_plane : (i + 1) * w / lanes * lanes; // whole blocks done
         if (done > stored) {
@@ -227,7 +249,7 @@ void run_groups(const interp_plan &p, group_scratch &s, const void *dd, void *ds
 bool small_planes_fit(const interp_plan &p) {
     if (p.channels_last || p.nsp != 2 || !has_avx512f()) return false;
     const int64_t dd_plane = p.out[0] * p.out[1], ds_plane = p.in[0] * p.in[1];
-    if (dd_plane > small_plane_max_elements || ds_plane > small_plane_max_elements) return false;
+    if (dd_plane > small_plane_max_dd || ds_plane > small_plane_max_ds) return false;
     // Planes are contiguous blocks (rows one after the other).
     if ((p.out[0] > 1 && p.dd_sp[0] != p.out[1]) || (p.in[0] > 1 && p.ds_sp[0] != p.in[1])) return false;
     const int64_t groups = (p.n_count * p.c_count + lanes - 1) / lanes;

@@ -5,14 +5,15 @@
 // planes run at once, one per vector lane, so every instruction does 16
 // planes' work and the rows need no masks or permutes.
 //
-// A group of 16 planes runs the two levels of the planar 2-D path on
-// "transposed" data: row o of diff_dst, gathered from the 16 planes, is
-// out[1] vectors (ring slots of the rows one input reads); level 0 sums an
-// input's rows with sum_taps (tap_sum.hpp), level 1 is the chain of FMAs
-// from zero of row_gather.hpp in the axis table's order, and the result is
-// scattered back. Each lane does the very operations the row-wise fused path
-// does on its element, so the bits are those of planar_fused_row_gather_2d,
-// for any grouping of planes and any number of threads.
+// A group of 16 planes is transposed, 16x16 floats at a time in registers,
+// into a tile of vectors (lane l = plane l), just before each input needs
+// its rows; level 0 sums an input's rows of the tile with sum_taps
+// (tap_sum.hpp), level 1 is the chain of FMAs from zero of row_gather.hpp in
+// the axis table's order, and each finished block of 16 diff_src elements
+// is transposed back out. Each lane does the very operations the row-wise
+// fused path does on its element, so the bits are those of
+// planar_fused_row_gather_2d, for any grouping of planes and any number of
+// threads (tests/backends/test_tbb_interpolate_small_planes.cpp).
 #pragma once
 
 #include <cstdint>
@@ -21,12 +22,13 @@
 
 namespace bpg::tbb_backend {
 
-// Largest plane (of diff_dst or diff_src, in elements) the path takes: a
-// group's ring of rows and its 16-bit staging stay within L1/L2.
-constexpr int64_t small_plane_max_elements = 1024;
+// Largest planes the path takes, in elements. Its cost goes mostly into
+// transposing diff_dst: from 28x28 diff_dst planes on (rows of 28 floats)
+// the row-wise paths are as fast or faster (docs/short-rows.md).
+constexpr int64_t small_plane_max_dd = 256, small_plane_max_ds = 1024;
 
 // Whether a planar 2-D plan (geometry set, threads known) runs well this
-// way: AVX-512, contiguous planes of at most small_plane_max_elements, and
+// way: AVX-512, contiguous planes of at most those sizes, and
 // enough planes for every thread to take several groups of 16.
 bool small_planes_fit(const interp_plan &p);
 
