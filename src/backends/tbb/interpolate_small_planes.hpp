@@ -11,9 +11,9 @@
 // (tap_sum.hpp), level 1 is the chain of FMAs from zero of row_gather.hpp in
 // the axis table's order, and each finished block of 16 diff_src elements
 // is transposed back out. Each lane does the very operations the row-wise
-// fused path does on its element, so the bits are those of
-// planar_fused_row_gather_2d, for any grouping of planes and any number of
-// threads (tests/backends/test_tbb_interpolate_small_planes.cpp).
+// paths (planar_fused_row_gather_2d, planar_rows_then_gather_2d) do on its
+// element, so the bits are theirs, for any grouping of planes and any
+// number of threads (tests/backends/test_tbb_interpolate_small_planes.cpp).
 #pragma once
 
 #include <cstdint>
