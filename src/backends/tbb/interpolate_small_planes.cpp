@@ -12,6 +12,8 @@
 #include "backends/tbb/task_pool.hpp"
 #include "core/allocate.hpp"
 
+
+
 namespace bpg::tbb_backend {
 
 namespace {
@@ -183,12 +185,28 @@ BPG_AVX512_INLINE void gather_lanes(const kernels::axis_gather &g, const grouped
     }
 }
 
+// The diff_src lines of the group from plane t0 on, prefetched for writing:
+// the stores of a group's short planes otherwise each wait for a line's
+// read for ownership. Addresses as integers: past the last plane, they
+// point nowhere, and a prefetch never faults.
+template <typename T>
+__attribute__((target("avx512f,prfchw"), always_inline)) inline void prefetch_for_write(const interp_plan &p, T *ds,
+        int64_t t0) {
+    const int64_t bytes = p.in[0] * p.in[1] * int64_t(sizeof(T));
+    for (int64_t l = 0; l < lanes; ++l) {
+        const uintptr_t plane = reinterpret_cast<uintptr_t>(ds)
+                + uintptr_t(plane_offset(t0 + l, p.c_count, p.ds_n, p.ds_c) * int64_t(sizeof(T)));
+        for (int64_t b = 0; b < bytes; b += 64) __builtin_prefetch(reinterpret_cast<const void *>(plane + uintptr_t(b)), 1, 3);
+        __builtin_prefetch(reinterpret_cast<const void *>(plane + uintptr_t(bytes - 1)), 1, 3);
+    }
+}
+
 // Planes [t0, t0 + count), count <= 16: transposed into a tile, the two
 // levels on whole vectors, transposed back. Lanes past count compute on a
 // copy of the last plane and are never stored. The tiles are filled and
 // emptied input by input, so that what is transposed is used while in L1.
 template <typename T>
-__attribute__((target("avx512f"))) void run_group(const interp_plan &p, group_scratch &s, const T *dd, T *ds,
+__attribute__((target("avx512f,prfchw"))) void run_group(const interp_plan &p, group_scratch &s, const T *dd, T *ds,
         int64_t t0, int64_t count) {
     const int64_t W = p.out[1], w = p.in[1], dd_plane = p.out[0] * W, ds_plane = p.in[0] * w;
     const float *dd_planes[lanes]; // lanes past count read the last plane again
@@ -207,6 +225,7 @@ __attribute__((target("avx512f"))) void run_group(const interp_plan &p, group_sc
     }
     for (int64_t l = count; l < lanes; ++l) dd_planes[l] = dd_planes[count - 1];
     float *dd_tile = s.dd_tile.get(), *ds_tile = s.ds_tile.get(), *sum = s.sum.get();
+    prefetch_for_write(p, ds, t0 + lanes);
     const grouped_axis &a = p.grouped[0];
     const kernels::axis_gather &g0 = p.axes[0], &g = p.axes[1];
     int64_t tiled = 0, stored = 0; // elements of diff_dst in the tile, of diff_src out of it
