@@ -185,17 +185,17 @@ BPG_AVX512_INLINE void gather_lanes(const kernels::axis_gather &g, const grouped
     }
 }
 
-// The diff_src lines of the group from plane t0 on, prefetched for writing:
-// the stores of a group's short planes otherwise each wait for a line's
-// read for ownership. Addresses as integers: past the last plane, they
-// point nowhere, and a prefetch never faults.
+// The diff_src lines of planes [t0, t1), prefetched for writing: the stores
+// of a group's short planes otherwise each wait for a line's read for
+// ownership. Addresses as integers: past the last plane, they point
+// nowhere, and a prefetch never faults.
 template <typename T>
 __attribute__((target("avx512f,prfchw"), always_inline)) inline void prefetch_for_write(const interp_plan &p, T *ds,
-        int64_t t0) {
+        int64_t t0, int64_t t1) {
     const int64_t bytes = p.in[0] * p.in[1] * int64_t(sizeof(T));
-    for (int64_t l = 0; l < lanes; ++l) {
+    for (int64_t t = t0; t < t1; ++t) {
         const uintptr_t plane = reinterpret_cast<uintptr_t>(ds)
-                + uintptr_t(plane_offset(t0 + l, p.c_count, p.ds_n, p.ds_c) * int64_t(sizeof(T)));
+                + uintptr_t(plane_offset(t, p.c_count, p.ds_n, p.ds_c) * int64_t(sizeof(T)));
         for (int64_t b = 0; b < bytes; b += 64) __builtin_prefetch(reinterpret_cast<const void *>(plane + uintptr_t(b)), 1, 3);
         __builtin_prefetch(reinterpret_cast<const void *>(plane + uintptr_t(bytes - 1)), 1, 3);
     }
@@ -225,11 +225,14 @@ __attribute__((target("avx512f,prfchw"))) void run_group(const interp_plan &p, g
     }
     for (int64_t l = count; l < lanes; ++l) dd_planes[l] = dd_planes[count - 1];
     float *dd_tile = s.dd_tile.get(), *ds_tile = s.ds_tile.get(), *sum = s.sum.get();
-    prefetch_for_write(p, ds, t0 + lanes);
     const grouped_axis &a = p.grouped[0];
     const kernels::axis_gather &g0 = p.axes[0], &g = p.axes[1];
     int64_t tiled = 0, stored = 0; // elements of diff_dst in the tile, of diff_src out of it
-    for (int64_t i = 0; i < p.in[0]; ++i) {
+    const int64_t h = p.in[0];
+    for (int64_t i = 0; i < h; ++i) {
+        // The next group's diff_src, a few planes per input (a burst of
+        // prefetches stalls once the line fill buffers are taken).
+        prefetch_for_write(p, ds, t0 + lanes + i * lanes / h, t0 + lanes + (i + 1) * lanes / h);
         const int64_t need = g0.end_output(i, i + 1) * W; // the rows of input i
         if (need > tiled) {
             to_tile(dd_planes, dd_plane, dd_tile, tiled, need);
