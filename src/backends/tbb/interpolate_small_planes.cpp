@@ -1,6 +1,7 @@
 #include "backends/tbb/interpolate_small_planes.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 #include <immintrin.h>
 
@@ -11,8 +12,6 @@
 #include "backends/tbb/tap_sum.hpp"
 #include "backends/tbb/task_pool.hpp"
 #include "core/allocate.hpp"
-
-
 
 namespace bpg::tbb_backend {
 
