@@ -160,6 +160,43 @@ TEST(TbbInterpolatePaths, PlanarRowsThenGather2d) {
             "interpolate:planar_rows_then_gather_2d:f32:batch=8:cached");
 }
 
+// Planes of a few vectors, many of them: 16 at once, one per lane. Every
+// coordinate mode and tap form reaches it; planes are counted so that each
+// of 3 threads gets several groups, the last one part full.
+TEST(TbbInterpolatePaths, PlanarSmallPlanes2d) {
+    REQUIRE_AVX512F();
+    const std::string path = "interpolate:planar_small_planes_2d:f32:cached";
+    expect_path(make_case(layout::ncx, f32, 2, 100, {7, 7}, {14, 14}), path);
+    expect_path(make_case(layout::ncx, f32, 2, 100, {14, 14}, {7, 7}), path, 3);
+    expect_path(make_case(layout::ncx, f32, 3, 67, {7, 7}, {14, 14}, "nearest"), path, 3);
+    expect_path(make_case(layout::ncx, f32, 1, 200, {7, 5}, {3, 13}), path);
+    expect_path(make_case(layout::ncx, f32, 1, 200, {5, 1}, {1, 9}), path);
+    expect_path(make_case(layout::nxc, f32, 201, 1, {6, 7}, {13, 14}), path, 3);
+    for (const char *coord : {"align_corners", "asymmetric", "pytorch_half_pixel", "tf_half_pixel_for_nn"}) {
+        interp_case c = make_case(layout::ncx, f32, 2, 100, {7, 6}, {13, 14}, "nearest");
+        c.coord = coord;
+        expect_path(c, path, 3);
+        if (std::string(coord) == "tf_half_pixel_for_nn") continue; // nearest only
+        c.mode = "linear";
+        expect_path(c, path, 3);
+    }
+    for (data_type dt : {bf16, f16}) {
+        const std::string tile = "interpolate:planar_small_planes_2d:converted_tile:cached";
+        expect_path(make_case(layout::ncx, dt, 2, 100, {7, 7}, {14, 14}), tile);
+        expect_path(make_case(layout::ncx, dt, 2, 100, {14, 14}, {7, 7}, "nearest"), tile, 3);
+        expect_path(make_case(layout::nxc, dt, 201, 1, {7, 5}, {3, 13}), tile, 3);
+    }
+    // Planes too large or too few, diff_dst rows with gaps: the row paths.
+    expect_path(make_case(layout::ncx, f32, 2, 100, {14, 14}, {28, 28}),
+            "interpolate:planar_fused_row_gather_2d:f32:batch=8:cached");
+    expect_path(make_case(layout::ncx, f32, 2, 100, {33, 32}, {16, 16}),
+            "interpolate:planar_rows_then_gather_2d:f32:batch=task:cached");
+    expect_path(make_case(layout::ncx, f32, 2, 4, {7, 7}, {14, 14}),
+            "interpolate:planar_fused_row_gather_2d:f32:batch=8:cached");
+    expect_path(padded_diff_dst(make_case(layout::ncx, f32, 2, 100, {7, 7}, {14, 14}), 2),
+            "interpolate:planar_fused_row_gather_2d:f32:batch=8:cached");
+}
+
 TEST(TbbInterpolatePaths, ChannelsLastFusedRuns2d) {
     REQUIRE_AVX512F();
     expect_path(make_case(layout::nxc, f32, 2, 32, {5, 7}, {10, 14}),

@@ -135,6 +135,9 @@ INSTANTIATE_TEST_SUITE_P(Tbb, ConcurrentPaths,
                 interp("interp_nxc_f16", {2, 6, 6, 16}, {2, 12, 12, 16}, "linear", data_type::f16, true),
                 interp("interp_ncx_3d_f16", {1, 2, 4, 4, 4}, {1, 2, 8, 8, 8}, "linear", data_type::f16),
                 interp_mixed("interp_mixed_layouts", {2, 8, 6, 6}, {2, 8, 12, 12}),
+                // Many small planes, 16 at once in the vector lanes (AVX-512).
+                interp("interp_ncx_small_planes", {8, 64, 7, 7}, {8, 64, 14, 14}, "linear"),
+                interp("interp_ncx_small_planes_f16", {8, 65, 14, 14}, {8, 65, 7, 7}, "nearest", data_type::f16),
                 // BatchNorm: planar per channel (rows of 1 KB and more), in
                 // channel groups (short rows), with few channels (generic schedule).
                 bn("bn_ncx_per_channel", {2, 8, 16, 32}, false),

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "backends/tbb/interpolate_plan.hpp"
+#include "backends/tbb/interpolate_small_planes.hpp"
 #include "backends/tbb/parallel.hpp"
 #include "backends/tbb/row_sum_gather.hpp"
 #include "backends/tbb/run_sum_gather.hpp"
@@ -56,6 +57,7 @@ interp_levels levels_of(const interp_plan &p) {
                                                                           : interp_levels::planar_row_blocks_1d;
     }
     if (!p.channels_last) {
+        if (small_planes_fit(p)) return interp_levels::planar_small_planes_2d;
         const bool fused = row_sum_gather_available(p.inner_rows);
         if (p.nsp == 2)
             return fused ? interp_levels::planar_fused_row_gather_2d : interp_levels::planar_rows_then_gather_2d;
@@ -76,7 +78,7 @@ bool planar_2d(const interp_plan &p) {
 }
 
 interp_batch batch_of(const interp_plan &p) {
-    if (p.nsp == 1) return interp_batch::none;
+    if (p.nsp == 1 || p.levels == interp_levels::planar_small_planes_2d) return interp_batch::none;
     if (planar_2d(p)) return p.inner_rows.stride2 ? interp_batch::eight : interp_batch::task;
     // Strided and 16-bit slices are summed one input at a time; fused runs
     // read each input's rows straight from diff_dst.
@@ -124,6 +126,7 @@ std::string to_string(interp_levels l) {
         case interp_levels::channels_last_runs_1d: return "channels_last_runs_1d";
         case interp_levels::planar_fused_row_gather_2d: return "planar_fused_row_gather_2d";
         case interp_levels::planar_rows_then_gather_2d: return "planar_rows_then_gather_2d";
+        case interp_levels::planar_small_planes_2d: return "planar_small_planes_2d";
         case interp_levels::channels_last_fused_runs_2d: return "channels_last_fused_runs_2d";
         case interp_levels::channels_last_levels_2d: return "channels_last_levels_2d";
         case interp_levels::planar_fused_row_gather_nd: return "planar_fused_row_gather_nd";
@@ -180,7 +183,7 @@ void choose_interp_path(interp_plan &p) {
     // 2-D rows read from diff_dst are prefetched (in 3-D those are whole
     // slices, where it was slower); fused runs prefetch only the rows new to
     // each input, a shorter way ahead.
-    if (p.nsp == 2 && p.source != interp_source::f32_strided)
+    if (p.nsp == 2 && p.source != interp_source::f32_strided && p.levels != interp_levels::planar_small_planes_2d)
         p.prefetch_bytes0 = p.levels == interp_levels::channels_last_fused_runs_2d ? fused_runs_prefetch_bytes
                                                                                    : prefetch_ahead_bytes;
     if (p.nsp >= 3 && p.source == interp_source::f32

@@ -45,6 +45,7 @@ enum class interp_levels {
     channels_last_runs_1d,       // one axis, channels-last: each input sums the C-float runs of its taps
     planar_fused_row_gather_2d,  // the row sums and the stride-2 row gather in one pass (row_sum_gather.hpp)
     planar_rows_then_gather_2d,  // the rows summed into scratch, then gathered (row_gather.hpp)
+    planar_small_planes_2d,      // 16 small planes at once, one per vector lane (interpolate_small_planes.hpp)
     channels_last_fused_runs_2d, // an input's row sums and the innermost level in one pass (run_sum_gather.hpp)
     channels_last_levels_2d,     // the slices summed into scratch, then the innermost level
     planar_fused_row_gather_nd,
@@ -57,7 +58,7 @@ enum class interp_levels {
 enum class interp_source {
     f32,            // f32 in place; a level-0 slice is one contiguous block (summed a batch of inputs at a time)
     f32_strided,    // f32 in place, slices with gaps (padded diff_dst): summed run by run, one input at a time
-    converted_tile, // 16-bit, planar 2-D: the rows a batch reads converted into an f32 tile, once per batch
+    converted_tile, // 16-bit, planar 2-D: the rows a batch reads (small planes: a group's planes) converted into an f32 tile
     converted_ring, // 16-bit otherwise: each slice (1-D: run, or row) converted once into a slot of a ring
 };
 

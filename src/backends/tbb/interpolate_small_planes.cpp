@@ -1,0 +1,292 @@
+#include "backends/tbb/interpolate_small_planes.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include <immintrin.h>
+
+#include "backends/tbb/convert_rows.hpp"
+#include "backends/tbb/cpu.hpp"
+#include "backends/tbb/parallel.hpp"
+#include "backends/tbb/simd_store.hpp"
+#include "backends/tbb/tap_sum.hpp"
+#include "backends/tbb/task_pool.hpp"
+#include "core/allocate.hpp"
+
+namespace bpg::tbb_backend {
+
+namespace {
+
+constexpr int64_t lanes = 16; // planes per group: one per AVX-512 lane
+
+int64_t plane_offset(int64_t t, int64_t c_count, int64_t n_stride, int64_t c_stride) {
+    return t / c_count * n_stride + t % c_count * c_stride;
+}
+
+// One task's working memory: tiles of vectors of 16 floats, lane l = plane
+// l of the group.
+struct group_scratch {
+    core::array<float> dd_tile;    // diff_dst: out[0] * out[1] vectors
+    core::array<float> ds_tile;    // diff_src: in[0] * in[1] vectors
+    core::array<float> sum;        // one input's level-0 sum: out[1] vectors
+    core::array<float> dd16, ds16; // 16-bit data: the group's planes as f32
+    core::checked_vector<const float *> x;
+
+    explicit group_scratch(const interp_plan &p) {
+        const size_t dd_plane = size_t(p.out[0] * p.out[1]), ds_plane = size_t(p.in[0] * p.in[1]);
+        const char *what = "interpolate working memory";
+        // Whole blocks of 16 vectors (the transposes' unit), the padding zero.
+        const size_t dd_tile_floats = (dd_plane + 15) / 16 * 16 * lanes, ds_tile_floats = (ds_plane + 15) / 16 * 16 * lanes;
+        dd_tile = core::allocate_array<float>(dd_tile_floats, what);
+        ds_tile = core::allocate_array<float>(ds_tile_floats, what);
+        std::fill(dd_tile.get(), dd_tile.get() + dd_tile_floats, 0.f);
+        std::fill(ds_tile.get(), ds_tile.get() + ds_tile_floats, 0.f);
+        sum = core::allocate_array<float>(size_t(p.out[1] * lanes), what);
+        x.resize(size_t(std::max<int64_t>(1, p.axes[0].max_taps)));
+        if (p.dt == data_type::f32) return;
+        dd16 = core::allocate_array<float>(dd_plane * lanes, what);
+        ds16 = core::allocate_array<float>(ds_plane * lanes, what);
+    }
+};
+
+#define BPG_AVX512_INLINE __attribute__((target("avx512f"), always_inline)) inline
+
+// GCC's vector type: its shuffles carry no undefined passthrough, which
+// the unpack intrinsics do (GCC 12 then warns -Wmaybe-uninitialized).
+typedef float float16v __attribute__((vector_size(64)));
+
+// r[k] lane l <- r[l] lane k: pairs, pairs of pairs, then 128-bit blocks.
+BPG_AVX512_INLINE void transpose16(__m512 r[16]) {
+    float16v t[16], u[16];
+#pragma GCC unroll 8
+    for (int k = 0; k < 8; ++k) {
+        const float16v a = float16v(r[2 * k]), b = float16v(r[2 * k + 1]);
+        t[2 * k] = __builtin_shufflevector(a, b, 0, 16, 1, 17, 4, 20, 5, 21, 8, 24, 9, 25, 12, 28, 13, 29);
+        t[2 * k + 1] = __builtin_shufflevector(a, b, 2, 18, 3, 19, 6, 22, 7, 23, 10, 26, 11, 27, 14, 30, 15, 31);
+    }
+#pragma GCC unroll 4
+    for (int q = 0; q < 4; ++q)
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; ++h) {
+            const float16v a = t[4 * q + h], c = t[4 * q + 2 + h];
+            u[4 * q + 2 * h] = __builtin_shufflevector(a, c, 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29);
+            u[4 * q + 2 * h + 1] = __builtin_shufflevector(a, c, 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31);
+        }
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) {
+        const float16v w0 = __builtin_shufflevector(u[j], u[4 + j], 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
+        const float16v w1 = __builtin_shufflevector(u[j], u[4 + j], 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
+        const float16v w2 = __builtin_shufflevector(u[8 + j], u[12 + j], 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
+        const float16v w3 = __builtin_shufflevector(u[8 + j], u[12 + j], 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
+        r[j] = __m512(__builtin_shufflevector(w0, w2, 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27));
+        r[4 + j] = __m512(__builtin_shufflevector(w0, w2, 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31));
+        r[8 + j] = __m512(__builtin_shufflevector(w1, w3, 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27));
+        r[12 + j] = __m512(__builtin_shufflevector(w1, w3, 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31));
+    }
+}
+
+inline __mmask16 first_lanes(int64_t n) { return __mmask16(n >= lanes ? 0xffffu : (1u << n) - 1u); }
+
+// x[r] block b lane c -> x[c] block b lane r, r, c < 4: the 4x4 transposes
+// within each 128-bit block of four vectors.
+BPG_AVX512_INLINE void transpose4_in_blocks(float16v x[4]) {
+    const float16v t0 = __builtin_shufflevector(x[0], x[1], 0, 16, 1, 17, 4, 20, 5, 21, 8, 24, 9, 25, 12, 28, 13, 29);
+    const float16v t1 = __builtin_shufflevector(x[0], x[1], 2, 18, 3, 19, 6, 22, 7, 23, 10, 26, 11, 27, 14, 30, 15, 31);
+    const float16v t2 = __builtin_shufflevector(x[2], x[3], 0, 16, 1, 17, 4, 20, 5, 21, 8, 24, 9, 25, 12, 28, 13, 29);
+    const float16v t3 = __builtin_shufflevector(x[2], x[3], 2, 18, 3, 19, 6, 22, 7, 23, 10, 26, 11, 27, 14, 30, 15, 31);
+    x[0] = __builtin_shufflevector(t0, t2, 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29);
+    x[1] = __builtin_shufflevector(t0, t2, 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31);
+    x[2] = __builtin_shufflevector(t1, t3, 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29);
+    x[3] = __builtin_shufflevector(t1, t3, 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31);
+}
+
+// Four 4-float pieces as the blocks of a vector: loads and inserts, which
+// take the shuffle port half as often as a register transpose's first stage.
+BPG_AVX512_INLINE float16v blocks_of(const float *b0, const float *b1, const float *b2, const float *b3) {
+    __m512 v = _mm512_castps128_ps512(_mm_loadu_ps(b0));
+    v = _mm512_insertf32x4(v, _mm_loadu_ps(b1), 1);
+    v = _mm512_insertf32x4(v, _mm_loadu_ps(b2), 2);
+    return float16v(_mm512_insertf32x4(v, _mm_loadu_ps(b3), 3));
+}
+
+// The tile of 16 planes of n floats (plane l at planes[l]): tile[e * 16 + l]
+// = planes[l][e], for e in [e_begin, e_end) rounded up to 16 (e_begin a
+// multiple of 16; past n, the tile's padding gets zeros). Whole blocks of
+// 16 floats: element 4m + c of plane 4b + r goes from block b lane r of
+// x[r] (the pieces m) to block b lane r of vector 4m + c.
+BPG_AVX512_INLINE void to_tile(const float *const *planes, int64_t n, float *tile, int64_t e_begin, int64_t e_end) {
+    int64_t e0 = e_begin;
+    for (; e0 < e_end && e0 + lanes <= n; e0 += lanes) {
+#pragma GCC unroll 4
+        for (int m = 0; m < 4; ++m) {
+            float16v x[4];
+#pragma GCC unroll 4
+            for (int r = 0; r < 4; ++r) {
+                const int64_t at = e0 + 4 * m;
+                x[r] = blocks_of(planes[r] + at, planes[4 + r] + at, planes[8 + r] + at, planes[12 + r] + at);
+            }
+            transpose4_in_blocks(x);
+#pragma GCC unroll 4
+            for (int c = 0; c < 4; ++c) _mm512_store_ps(tile + (e0 + 4 * m + c) * lanes, __m512(x[c]));
+        }
+    }
+    for (; e0 < e_end; e0 += lanes) { // the last, partial block
+        const __mmask16 m = first_lanes(n - e0);
+        __m512 r[16];
+#pragma GCC unroll 16
+        for (int l = 0; l < 16; ++l) r[l] = _mm512_maskz_loadu_ps(m, planes[l] + e0);
+        transpose16(r);
+#pragma GCC unroll 16
+        for (int k = 0; k < 16; ++k) _mm512_store_ps(tile + (e0 + k) * lanes, r[k]);
+    }
+}
+
+// The inverse, into the first count planes (elements below n).
+BPG_AVX512_INLINE void from_tile(const float *tile, int64_t count, int64_t n, float *const *planes, int64_t e_begin,
+        int64_t e_end) {
+    for (int64_t e0 = e_begin; e0 < e_end; e0 += lanes) {
+        __m512 r[16];
+#pragma GCC unroll 16
+        for (int k = 0; k < 16; ++k) r[k] = _mm512_load_ps(tile + (e0 + k) * lanes);
+        transpose16(r);
+        const int64_t n1 = std::min(lanes, n - e0);
+        if (count == lanes) {
+#pragma GCC unroll 16
+            for (int l = 0; l < 16; ++l) store_first(planes[l] + e0, r[l], n1);
+        } else {
+            for (int64_t l = 0; l < count; ++l) store_first(planes[l] + e0, r[l], n1);
+        }
+    }
+}
+
+// Level 1 (axis g, grouped as a) for every input j: out vector j = the FMA
+// chain from zero over its taps (vectors of sum) in table order, as the row
+// gather sums a lane; an input repeating the taps of the one before (2x
+// downsampling) takes its result. One and two taps without a loop.
+BPG_AVX512_INLINE void gather_lanes(const kernels::axis_gather &g, const grouped_axis &a, const float *sum,
+        float *out) {
+    const int64_t *begin = g.begin.data(), *o = g.output.data();
+    const float *wt = g.weight.data();
+    const __m512 zero = _mm512_setzero_ps();
+    __m512 acc = zero;
+    for (int64_t j = 0; j < g.in; ++j) {
+        if (j > 0 && a.repeats[size_t(j)]) {
+            _mm512_store_ps(out + j * lanes, acc);
+            continue;
+        }
+        const int64_t t = begin[j], k = begin[j + 1] - t;
+        acc = zero;
+        if (k >= 1) acc = _mm512_fmadd_ps(_mm512_load_ps(sum + o[t] * lanes), _mm512_set1_ps(wt[t]), zero);
+        if (k >= 2) acc = _mm512_fmadd_ps(_mm512_load_ps(sum + o[t + 1] * lanes), _mm512_set1_ps(wt[t + 1]), acc);
+        for (int64_t u = t + 2; u < t + k; ++u)
+            acc = _mm512_fmadd_ps(_mm512_load_ps(sum + o[u] * lanes), _mm512_set1_ps(wt[u]), acc);
+        _mm512_store_ps(out + j * lanes, acc);
+    }
+}
+
+// The diff_src lines of planes [t0, t1), prefetched for writing: the stores
+// of a group's short planes otherwise each wait for a line's read for
+// ownership. Addresses as integers: past the last plane, they point
+// nowhere, and a prefetch never faults.
+template <typename T>
+__attribute__((target("avx512f,prfchw"), always_inline)) inline void prefetch_for_write(const interp_plan &p, T *ds,
+        int64_t t0, int64_t t1) {
+    const int64_t bytes = p.in[0] * p.in[1] * int64_t(sizeof(T));
+    for (int64_t t = t0; t < t1; ++t) {
+        const uintptr_t plane = reinterpret_cast<uintptr_t>(ds)
+                + uintptr_t(plane_offset(t, p.c_count, p.ds_n, p.ds_c) * int64_t(sizeof(T)));
+        for (int64_t b = 0; b < bytes; b += 64) __builtin_prefetch(reinterpret_cast<const void *>(plane + uintptr_t(b)), 1, 3);
+        __builtin_prefetch(reinterpret_cast<const void *>(plane + uintptr_t(bytes - 1)), 1, 3);
+    }
+}
+
+// Planes [t0, t0 + count), count <= 16: transposed into a tile, the two
+// levels on whole vectors, transposed back. Lanes past count compute on a
+// copy of the last plane and are never stored. The tiles are filled and
+// emptied input by input, so that what is transposed is used while in L1.
+template <typename T>
+__attribute__((target("avx512f,prfchw"))) void run_group(const interp_plan &p, group_scratch &s, const T *dd, T *ds,
+        int64_t t0, int64_t count) {
+    const int64_t W = p.out[1], w = p.in[1], dd_plane = p.out[0] * W, ds_plane = p.in[0] * w;
+    const float *dd_planes[lanes]; // lanes past count read the last plane again
+    float *ds_planes[lanes];
+    for (int64_t l = 0; l < count; ++l) {
+        const int64_t t = t0 + l;
+        if constexpr (std::is_same_v<T, float>) {
+            dd_planes[l] = dd + plane_offset(t, p.c_count, p.dd_n, p.dd_c);
+            ds_planes[l] = ds + plane_offset(t, p.c_count, p.ds_n, p.ds_c);
+        } else {
+            float *f = s.dd16.get() + l * dd_plane;
+            row_io<T>::load(dd + plane_offset(t, p.c_count, p.dd_n, p.dd_c), f, dd_plane);
+            dd_planes[l] = f;
+            ds_planes[l] = s.ds16.get() + l * ds_plane;
+        }
+    }
+    for (int64_t l = count; l < lanes; ++l) dd_planes[l] = dd_planes[count - 1];
+    float *dd_tile = s.dd_tile.get(), *ds_tile = s.ds_tile.get(), *sum = s.sum.get();
+    const grouped_axis &a = p.grouped[0];
+    const kernels::axis_gather &g0 = p.axes[0], &g = p.axes[1];
+    int64_t tiled = 0, stored = 0; // elements of diff_dst in the tile, of diff_src out of it
+    const int64_t h = p.in[0];
+    for (int64_t i = 0; i < h; ++i) {
+        // The next group's diff_src, a few planes per input (a burst of
+        // prefetches stalls once the line fill buffers are taken).
+        prefetch_for_write(p, ds, t0 + lanes + i * lanes / h, t0 + lanes + (i + 1) * lanes / h);
+        const int64_t need = g0.end_output(i, i + 1) * W; // the rows of input i
+        if (need > tiled) {
+            to_tile(dd_planes, dd_plane, dd_tile, tiled, need);
+            tiled = (need + lanes - 1) / lanes * lanes;
+        }
+        float *out = ds_tile + i * w * lanes;
+        if (i > 0 && a.repeats[size_t(i)]) { // the same sums as input i - 1
+            std::memcpy(out, out - w * lanes, size_t(w * lanes) * sizeof(float));
+        } else {
+            sum_taps(sum, W * lanes,
+                    taps_of(a, i, s.x.data(), [&](int64_t o) -> const float * { return dd_tile + o * W * lanes; }));
+            gather_lanes(g, p.grouped[1], sum, out);
+        }
+        const int64_t done = i + 1 == p.in[0] ? ds_plane : (i + 1) * w / lanes * lanes; // whole blocks done
+        if (done > stored) {
+            from_tile(ds_tile, count, ds_plane, ds_planes, stored, done);
+            stored = (done + lanes - 1) / lanes * lanes;
+        }
+    }
+    if constexpr (!std::is_same_v<T, float>) {
+        for (int64_t l = 0; l < count; ++l)
+            row_io<T>::store(ds_planes[l], ds + plane_offset(t0 + l, p.c_count, p.ds_n, p.ds_c), ds_plane);
+    }
+}
+
+template <typename T>
+void run_groups(const interp_plan &p, group_scratch &s, const void *dd, void *ds, int64_t g0, int64_t g1) {
+    const int64_t planes = p.n_count * p.c_count;
+    for (int64_t k = g0; k < g1; ++k)
+        run_group(p, s, static_cast<const T *>(dd), static_cast<T *>(ds), k * lanes,
+                std::min(lanes, planes - k * lanes));
+}
+
+} // namespace
+
+bool small_planes_fit(const interp_plan &p) {
+    if (p.channels_last || p.nsp != 2 || !has_avx512f()) return false;
+    const int64_t dd_plane = p.out[0] * p.out[1], ds_plane = p.in[0] * p.in[1];
+    if (dd_plane > small_plane_max_dd || ds_plane > small_plane_max_ds) return false;
+    // Planes are contiguous blocks (rows one after the other).
+    if ((p.out[0] > 1 && p.dd_sp[0] != p.out[1]) || (p.in[0] > 1 && p.ds_sp[0] != p.in[1])) return false;
+    const int64_t groups = (p.n_count * p.c_count + lanes - 1) / lanes;
+    return groups >= 4 * tasks_at_once();
+}
+
+void run_small_planes(const interp_plan &p, const void *diff_dst, void *diff_src) {
+    const int64_t groups = (p.n_count * p.c_count + lanes - 1) / lanes;
+    auto body = p.dt == data_type::f32 ? run_groups<float>
+            : p.dt == data_type::bf16  ? run_groups<bf16_t>
+                                       : run_groups<f16_t>;
+    const task_pool<group_scratch> pool(groups, [&] { return group_scratch(p); });
+    parallel_tasks(task_range(0, groups), [&](const task_range &r) {
+        const auto s = pool.borrow();
+        body(p, *s, diff_dst, diff_src, r.begin(), r.end());
+    });
+}
+
+} // namespace bpg::tbb_backend

@@ -1,0 +1,39 @@
+// interp_levels::planar_small_planes_2d: planar 2-D problems whose planes are
+// a few vectors each (7x7 from 14x14, the bottleneck upsampling of UNet and
+// FPN). Row by row, such planes leave most of a 16-lane vector idle and pay
+// the per-plane and per-row setup hundreds of times per megabyte; here 16
+// planes run at once, one per vector lane, so every instruction does 16
+// planes' work and the rows need no masks or permutes.
+//
+// A group of 16 planes is transposed, 16x16 floats at a time in registers,
+// into a tile of vectors (lane l = plane l), just before each input needs
+// its rows; level 0 sums an input's rows of the tile with sum_taps
+// (tap_sum.hpp), level 1 is the chain of FMAs from zero of row_gather.hpp in
+// the axis table's order, and each finished block of 16 diff_src elements
+// is transposed back out. Each lane does the very operations the row-wise
+// paths (planar_fused_row_gather_2d, planar_rows_then_gather_2d) do on its
+// element, so the bits are theirs, for any grouping of planes and any
+// number of threads (tests/backends/test_tbb_interpolate_small_planes.cpp).
+#pragma once
+
+#include <cstdint>
+
+#include "backends/tbb/interpolate_plan.hpp"
+
+namespace bpg::tbb_backend {
+
+// Largest planes the path takes, in elements. Its cost goes mostly into
+// transposing diff_dst: from 28x28 diff_dst planes on (rows of 28 floats)
+// the row-wise paths are as fast or faster (docs/short-rows.md).
+constexpr int64_t small_plane_max_dd = 256, small_plane_max_ds = 1024;
+
+// Whether a planar 2-D plan (geometry set, threads known) runs well this
+// way: AVX-512, contiguous planes of at most those sizes, and
+// enough planes for every thread to take several groups of 16.
+bool small_planes_fit(const interp_plan &p);
+
+// Runs such a plan with oneTBB on the current task arena: a task per group
+// of 16 planes.
+void run_small_planes(const interp_plan &p, const void *diff_dst, void *diff_src);
+
+} // namespace bpg::tbb_backend

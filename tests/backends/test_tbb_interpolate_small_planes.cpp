@@ -1,0 +1,100 @@
+// interp_levels::planar_small_planes_2d keeps the bits of the row-wise path
+// it replaces (planar_fused_row_gather_2d: each lane does that path's
+// operations on its element) and gives them for any number of threads, on
+// inputs with full mantissas, in every dtype.
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "backends/tbb/cpu.hpp"
+#include "support/default_threads.hpp"
+#include "support/interp_case.hpp"
+
+namespace bpg::test {
+namespace {
+
+interp_case ncx_case(data_type dt, int64_t n, int64_t c, const dims &src, const dims &dst, const char *mode) {
+    interp_case k;
+    k.mode = mode;
+    k.dt = dt;
+    k.src = {n, c, src[0], src[1]};
+    k.dst = {n, c, dst[0], dst[1]};
+    return k;
+}
+
+std::vector<float> full_mantissas(size_t n, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> u(-1.f, 1.f);
+    std::vector<float> v(n);
+    for (float &x : v) x = u(rng);
+    return v;
+}
+
+std::vector<uint32_t> bits_of(const std::vector<float> &v, size_t count) {
+    std::vector<uint32_t> b(count);
+    std::memcpy(b.data(), v.data(), count * sizeof(float));
+    return b;
+}
+
+struct shape_case {
+    dims src, dst;
+    const char *mode;
+};
+
+const shape_case shapes[] = {
+        {{7, 7}, {14, 14}, "linear"},
+        {{14, 14}, {7, 7}, "linear"},
+        {{7, 7}, {14, 14}, "nearest"},
+        {{7, 5}, {3, 13}, "linear"},
+        {{6, 9}, {13, 4}, "nearest"},
+};
+
+const data_type dtypes[] = {data_type::f32, data_type::bf16, data_type::f16};
+
+std::vector<float> run_on(const interp_case &c, int threads, const std::vector<float> &dd,
+        const std::string &want_path) {
+    std::vector<float> out;
+    with_default_threads(threads, [&] {
+        EXPECT_EQ(compile_interp_case(c, backend_kind::tbb).get_kernel_path().rfind(want_path, 0), 0u)
+                << compile_interp_case(c, backend_kind::tbb).get_kernel_path();
+        out = run_interp(c, backend_kind::tbb, dd);
+    });
+    return out;
+}
+
+TEST(TbbInterpolateSmallPlanes, SameBitsForAnyThreadCount) {
+    if (!tbb_backend::has_avx512f()) GTEST_SKIP() << "needs AVX-512";
+    for (data_type dt : dtypes)
+        for (const shape_case &s : shapes) {
+            const interp_case c = ncx_case(dt, 3, 70, s.src, s.dst, s.mode); // 210 planes: the last group part full
+            SCOPED_TRACE(c.name());
+            const std::vector<float> dd = full_mantissas(size_t(3 * 70 * s.dst[0] * s.dst[1]), 5);
+            const std::vector<float> one = run_on(c, 1, dd, "interpolate:planar_small_planes_2d");
+            const std::vector<float> three = run_on(c, 3, dd, "interpolate:planar_small_planes_2d");
+            EXPECT_EQ(bits_of(one, one.size()), bits_of(three, three.size()));
+        }
+}
+
+// The first 8 planes of a large case against the same 8 planes alone, which
+// take the row-wise path.
+TEST(TbbInterpolateSmallPlanes, RowPathBits) {
+    if (!tbb_backend::has_avx512f()) GTEST_SKIP() << "needs AVX-512";
+    for (data_type dt : dtypes)
+        for (const shape_case &s : shapes) {
+            const interp_case many = ncx_case(dt, 1, 200, s.src, s.dst, s.mode), few = ncx_case(dt, 1, 8, s.src, s.dst, s.mode);
+            SCOPED_TRACE(many.name());
+            const size_t dd_plane = size_t(s.dst[0] * s.dst[1]), ds_plane = size_t(s.src[0] * s.src[1]);
+            const std::vector<float> dd = full_mantissas(200 * dd_plane, 9);
+            const std::vector<float> got = run_on(many, 2, dd, "interpolate:planar_small_planes_2d");
+            const std::vector<float> want = run_on(few, 2, std::vector<float>(dd.begin(), dd.begin() + long(8 * dd_plane)),
+                    "interpolate:planar_");
+            EXPECT_EQ(compile_interp_case(few, backend_kind::tbb).get_kernel_path().find("small_planes"), std::string::npos);
+            EXPECT_EQ(bits_of(got, 8 * ds_plane), bits_of(want, 8 * ds_plane));
+        }
+}
+
+} // namespace
+} // namespace bpg::test
