@@ -22,8 +22,17 @@ void *counted_new(std::size_t n) {
 }
 } // namespace
 
+// Every form that the replaced deletes below free, nothrow ones included (the
+// standard library's temporary buffers use them; ASan checks the pairing).
 void *operator new(std::size_t n) { return counted_new(n); }
 void *operator new[](std::size_t n) { return counted_new(n); }
+void *operator new(std::size_t n, const std::nothrow_t &) noexcept {
+    if (counting) ++allocations;
+    return std::malloc(n ? n : 1);
+}
+void *operator new[](std::size_t n, const std::nothrow_t &t) noexcept { return operator new(n, t); }
+void operator delete(void *p, const std::nothrow_t &) noexcept { std::free(p); }
+void operator delete[](void *p, const std::nothrow_t &) noexcept { std::free(p); }
 void operator delete(void *p) noexcept { std::free(p); }
 void operator delete[](void *p) noexcept { std::free(p); }
 void operator delete(void *p, std::size_t) noexcept { std::free(p); }
