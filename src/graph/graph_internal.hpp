@@ -48,10 +48,8 @@ struct partition::impl {
 
 struct compiled_partition::impl {
     std::vector<logical_tensor> inputs, outputs; // concrete, strided
-    // Input ports no kernel reads (InterpolateBackprop's src): may be null.
-    std::vector<size_t> shape_only_inputs;
-    // Per port, for execute's checks: whether it is shape-only, and the bytes
-    // its buffer spans (get_mem_size, computed once here).
+    // Per port, for execute's checks: whether no kernel reads it (InterpolateBackprop's
+    // src: it may be null), and the bytes its buffer spans (get_mem_size, computed once here).
     std::vector<char> input_is_shape_only;
     std::vector<size_t> input_bytes, output_bytes;
     backends::partition_problem problem;

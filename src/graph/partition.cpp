@@ -273,10 +273,9 @@ compiled_partition partition::compile(const std::vector<logical_tensor> &inputs,
         cp->problem.ops.push_back(resolve(o, in, out));
     }
     for (const logical_tensor &port : p.outputs) cp->outputs.push_back(concrete.at(port.get_id()));
-    cp->shape_only_inputs = shape_only_ports(p);
+    const std::vector<size_t> shape_only = shape_only_ports(p);
     for (const logical_tensor &port : cp->inputs) {
-        const auto &so = cp->shape_only_inputs;
-        cp->input_is_shape_only.push_back(std::find(so.begin(), so.end(), port.get_id()) != so.end());
+        cp->input_is_shape_only.push_back(std::find(shape_only.begin(), shape_only.end(), port.get_id()) != shape_only.end());
         cp->input_bytes.push_back(port.get_mem_size());
     }
     for (const logical_tensor &port : cp->outputs) cp->output_bytes.push_back(port.get_mem_size());
