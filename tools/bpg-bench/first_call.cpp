@@ -1,11 +1,10 @@
 #include "first_call.hpp"
 
-#include <cstdio>
 #include <iostream>
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
+#include "../common/run_self.hpp"
 #include "bpg/threading.hpp"
 
 namespace bpg::bench {
@@ -13,10 +12,9 @@ namespace bpg::bench {
 namespace {
 
 std::string self_path() {
-    char buf[4096];
-    const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-    if (n <= 0) throw error(status::runtime_error, "first call: cannot read /proc/self/exe");
-    return std::string(buf, size_t(n));
+    const std::string self = tools::self_executable();
+    if (self.empty()) throw error(status::runtime_error, "first call: cannot read /proc/self/exe");
+    return self;
 }
 
 // Single quotes for the shell of popen (paths and names hold no quote).
@@ -24,12 +22,9 @@ std::string shell_quoted(const std::string &s) { return "'" + s + "'"; }
 
 // One child's stdout, parsed; throws naming the command when it fails.
 nlohmann::json run_child(const std::string &cmd) {
-    FILE *p = ::popen(cmd.c_str(), "r");
-    if (!p) throw error(status::runtime_error, "first call: cannot start " + cmd);
-    std::string out;
-    char buf[512];
-    while (size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-    const int rc = ::pclose(p);
+    int rc = 0;
+    const std::string out = tools::command_output(cmd, rc);
+    if (rc == -1) throw error(status::runtime_error, "first call: cannot start " + cmd);
     const nlohmann::json doc = nlohmann::json::parse(out, nullptr, false);
     if (rc != 0 || !doc.is_object())
         throw error(status::runtime_error, "first call: child failed (exit status " + std::to_string(rc) + "): " + cmd);

@@ -12,18 +12,16 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <iostream>
-#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
-#include <unistd.h>
 
 #include "../common/openmp_policy.hpp"
 #include "../common/ready_partition.hpp"
+#include "../common/run_self.hpp"
 #include "bpg/graph.hpp"
 
 namespace {
@@ -89,6 +87,8 @@ graph build(const overhead_case &c, dim n) {
 }
 
 using tools::ready_partition;
+using tools::command_output;
+using tools::self_executable;
 
 compile_options on(backend_kind b) {
     compile_options o;
@@ -117,13 +117,12 @@ int fresh(const std::string &case_name, const std::string &backend) {
     return 0;
 }
 
+// The child's first line ("failed" when it printed none).
 std::string fresh_line(const std::string &self, const char *case_name, const std::string &backend) {
-    const std::string cmd = self + " --fresh " + case_name + " " + backend + " 2>&1";
-    std::unique_ptr<FILE, int (*)(FILE *)> pipe(popen(cmd.c_str(), "r"), pclose);
-    char line[512] = {0};
-    if (!pipe || !std::fgets(line, sizeof line, pipe.get())) return "failed";
-    line[std::strcspn(line, "\n")] = 0;
-    return line;
+    int status = 0;
+    const std::string out = command_output(self + " --fresh " + case_name + " " + backend + " 2>&1", status);
+    const std::string line = out.substr(0, out.find('\n'));
+    return line.empty() ? "failed" : line;
 }
 
 } // namespace
@@ -160,7 +159,7 @@ int main(int argc, char **argv) {
         }
         kinds.push_back(b);
     }
-    const std::string self = "/proc/" + std::to_string(getpid()) + "/exe";
+    const std::string self = self_executable();
 
     // "Warm": every backend has run a partition of another shape already.
     for (backend_kind b : kinds)
