@@ -6,8 +6,8 @@
 # build). On full-mantissa inputs (scripts/rough_npy.py), so that a changed
 # summation order shows. Every layout path of the BN kernels: planar long and
 # short rows, channels-last on the register blocks, any K and K < 16, sizes
-# that stream; plain and with a fused ReLU; training and use_global_stats;
-# f32, bf16, f16. ~3 minutes.
+# that stream, many channels in few rows (blocks, slices); plain and with a
+# fused ReLU; training and use_global_stats; f32, bf16, f16. ~3 minutes.
 #   bash scripts/same-bits.sh OLD_BPG_RUN NEW_BPG_RUN
 set -uo pipefail
 old="$1"; new="$2"
@@ -18,7 +18,7 @@ json="${BPG_CONFORMANCE_DIR:-$here/../../shared/conformance/onednn-graph-json}"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 fail=0; cases=0
 for s in 2x40x7x7 3x20x14x14 2x17x31x33 2x64x9x9 2x48x11x13 3x80x5x7 2x3x33x31 2x7x19x17 2x15x9x11 \
-         1x16x300x300 1x64x128x128 1x3x700x900 168x512x7x7; do
+         1x16x300x300 1x64x128x128 1x3x700x900 168x512x7x7 6x4096x2x2 2x640x5x5; do
   C="$(echo "$s" | cut -dx -f2)"; shape="$(echo "$s" | tr x ,)"
   for tag in "" "*acdb"; do
     for graph in bnorm_bwd bn_bwd_relu_bwd_fusion; do

@@ -10,6 +10,7 @@
 #include "backends/tbb/cpu.hpp"
 #include "backends/tbb/size_thresholds.hpp"
 #include "support/bn_case.hpp"
+#include "support/default_threads.hpp"
 
 namespace bpg::test {
 namespace {
@@ -178,6 +179,65 @@ TEST(TbbBatchNormPaths, ChannelsLastAvx512) {
             {"bn:two_sweeps:sums=relu_mask_avx512:update=relu_mask_avx512:nontemporal",
                     relu(make({2, 48, 9, 7}, data_type::f32, true), 1), true},
     });
+}
+
+// Channels-last rows of many channels: a block of channels across the rows
+// at a time (wide_blocks_avx512); with rows too few to share out, pass 1's
+// items are slices of the channels too (":sliced", 3 threads at compile;
+// a sliced use_global_stats sweep writes diff_src cached).
+TEST(TbbBatchNormPaths, ChannelsLastManyChannels) {
+    const std::vector<path_case> generic {
+            {"bn:two_sweeps:sums=channels_last:update=channels_last:cached:sliced", make({2, 512, 5, 5}, data_type::f32, true),
+                    false, true},
+            {"bn:global_sums:sums=channels_last:update=none:cached:sliced",
+                    global(make({2, 600, 5, 5}, data_type::bf16, true), true), false, true},
+    };
+    with_default_threads(3, [&] { expect_path_taken(generic); });
+    if (skip_without_avx512()) return;
+    const std::vector<path_case> avx512 {
+            {"bn:two_sweeps:sums=wide_avx512:update=wide_avx512:cached:sliced", make({2, 512, 5, 5}, data_type::f32, true)},
+            {"bn:two_sweeps:sums=wide_avx512:update=wide_avx512:cached:sliced", make({2, 600, 5, 5}, data_type::f16, true)},
+            {"bn:two_sweeps:sums=wide_blocks_avx512:update=wide_blocks_avx512:cached:sliced",
+                    make({2, 2048, 3, 1}, data_type::f32, true)},
+            {"bn:two_sweeps:sums=wide_blocks_avx512:update=wide_blocks_avx512:nontemporal:sliced",
+                    make({2, 2048, 3, 1}, data_type::bf16, true), true},
+            {"bn:two_sweeps:sums=wide_blocks_avx512:update=wide_blocks_avx512:nontemporal:sliced",
+                    relu(make({2, 2080, 3, 1}, data_type::f16, true), 1), true},
+            {"bn:global_sums:sums=wide_blocks_avx512:update=none:cached:sliced",
+                    global(make({2, 2048, 3, 1}, data_type::bf16, true), true), true},
+            {"bn:global_update:sums=none:update=wide_blocks_avx512:nontemporal",
+                    global(make({2, 2048, 3, 1}, data_type::f32, true), false), true},
+    };
+    with_default_threads(3, [&] { expect_path_taken(avx512); });
+}
+
+// Slices and blocks change which task sums a channel and when, not the
+// order of its sums: the same bits as one thread's plan of whole rows (no
+// slices), and the blocks the same bits as the generic loops.
+TEST(TbbBatchNormPaths, SlicesAndBlocksKeepTheBits) {
+    const std::vector<bn_case> cases {make({2, 512, 5, 5}, data_type::f32, true), make({2, 600, 5, 5}, data_type::f16, true),
+            make({2, 2048, 3, 2}, data_type::bf16, true), relu(make({2, 2080, 3, 2}, data_type::f16, true), 0),
+            global(make({2, 2048, 3, 1}, data_type::f32, true), true)};
+    uint32_t seed = 7;
+    for (const bn_case &c : cases) {
+        SCOPED_TRACE(c.name());
+        const auto in = bn_inputs(c, seed++);
+        std::map<size_t, std::vector<float>> sliced, whole, generic;
+        with_default_threads(3, [&] {
+            EXPECT_NE(compile_bn_case(c, backend_kind::tbb).get_kernel_path().find(":sliced"), std::string::npos);
+            sliced = run_bn(c, backend_kind::tbb, in);
+        });
+        with_default_threads(1, [&] {
+            EXPECT_EQ(compile_bn_case(c, backend_kind::tbb).get_kernel_path().find(":sliced"), std::string::npos);
+            whole = run_bn(c, backend_kind::tbb, in);
+        });
+        EXPECT_EQ(sliced, whole);
+        {
+            const knobs set({"", c, false, true});
+            generic = run_bn(c, backend_kind::tbb, in);
+        }
+        EXPECT_EQ(sliced, generic);
+    }
 }
 
 } // namespace

@@ -14,45 +14,71 @@ namespace bpg::tbb_backend::bn {
 namespace {
 
 // Channels-last rows of K channels that do not fit the register blocks, with
-// AVX-512 (K >= 16): each row's K / 16 whole vectors with the AVX-512 loads
-// and the last K % 16 channels one by one, each channel in row order with
-// the arithmetic of the generic loops of sums_channels_last and update (same bits),
-// which go lane by lane and are far from the memory bound there.
-//
-// Pass 1 on rows [a0, a1) of a chunk (sums_channels_last): the sums added into s1,
-// s2 (K floats each, in L1) between rows. With use_global_stats (`global`),
-// also diff_src = a * diff_dst of row a into out + (a - a0) * out_stride
-// (`stream`: see vector_out).
+// AVX-512 (K >= 16): each row's whole vectors with the AVX-512 loads and the
+// last K % 16 channels one by one, each channel in row order with the
+// arithmetic of the generic loops of sums_channels_last and update (same
+// bits), which go lane by lane and are far from the memory bound there.
+// wide_blocks_avx512 takes the vectors a block of p.channel_block channels
+// across all the rows at a time, so that the per-channel arrays the loops
+// read beside the data stay in L1; a block's row segments then follow one
+// another in no run (vector_out flushed after each).
+
+// Channels [k0, k1) as the wide loops take them: the whole vectors up to kv
+// in blocks of `block` channels (one block unless blocked), then the tail.
+struct wide_blocks {
+    bool blocked;
+    int64_t kv, block;
+    wide_blocks(const bn_plan &p, bn_loops loops, int64_t k0, int64_t k1)
+        : blocked(loops == bn_loops::wide_blocks_avx512), kv(k0 + (k1 - k0) / lanes * lanes),
+          block(blocked ? p.channel_block : std::max<int64_t>(kv - k0, 1)) {}
+};
+
+// Pass 1 on channels [k0, k1) of rows [a0, a1) of a chunk (sums_channels_last):
+// the sums added into s1, s2 (indexed by channel) between rows. With
+// use_global_stats (`global`), also diff_src = a * diff_dst of row a into out
+// + (a - a0) * out_stride (`stream`: see vector_out).
 template <typename T, bn_fusion F>
 __attribute__((target("avx512f"))) void sums_channels_last_wide_avx512(const bn_plan &p, const data &d, const float *mean,
-        int64_t a0, int64_t a1, float *s1, float *s2, const coeffs *global, T *out, int64_t out_stride, bool stream) {
+        int64_t a0, int64_t a1, int64_t k0, int64_t k1, float *s1, float *s2, const coeffs *global, T *out,
+        int64_t out_stride, bool stream) {
     const reader<T, F> rd(d);
     vector_out<T> vo {stream};
-    const int64_t W = p.K / lanes;
-    for (int64_t a = a0; a < a1; ++a) {
-        const int64_t s0 = a * p.src.a, d0 = a * p.dd.a, x0 = a * p.relu_in.a;
-        T *row_out = global ? out + (a - a0) * out_stride : nullptr;
-        for (int64_t v = 0; v < W; ++v) {
-            const int64_t k = lanes * v;
-            rd.prefetch(d0 + k, s0 + k, x0 + k, rows_prefetch_bytes);
-            lanes16 g, x, v1 = lanes16(_mm512_loadu_ps(s1 + k)), v2 = lanes16(_mm512_loadu_ps(s2 + k));
-            load_lanes<T, F>(d, d0 + k, s0 + k, x0 + k, g, x);
-            kernels::bn_accumulate(v1, v2, g, x, lanes16(_mm512_loadu_ps(mean + k)));
-            _mm512_storeu_ps(s1 + k, __m512(v1));
-            _mm512_storeu_ps(s2 + k, __m512(v2));
-            if (global) {
-                lanes16 r;
-                kernels::bn_global_diff_src(r, lanes16(_mm512_loadu_ps(global->a.data() + k)), g);
-                vo.put(row_out + k, r);
+    const wide_blocks wb(p, p.sums, k0, k1);
+    // Rows of segments far apart (a slice, a block): prefetch the rows
+    // ahead, not the channels past the segment (another task's or block's).
+    const bool in_row = !wb.blocked && k1 - k0 == p.K;
+    const int64_t ahead = 2;
+    for (int64_t b0 = k0; b0 < wb.kv; b0 += wb.block) {
+        const int64_t b1 = std::min(wb.kv, b0 + wb.block);
+        for (int64_t a = a0; a < a1; ++a) {
+            const int64_t s0 = a * p.src.a, d0 = a * p.dd.a, x0 = a * p.relu_in.a;
+            T *row_out = global ? out + (a - a0) * out_stride : nullptr;
+            for (int64_t k = b0; k < b1; k += lanes) {
+                if (in_row) rd.prefetch(d0 + k, s0 + k, x0 + k, rows_prefetch_bytes);
+                else rd.prefetch(d0 + k + ahead * p.dd.a, s0 + k + ahead * p.src.a, x0 + k + ahead * p.relu_in.a, 0);
+                lanes16 g, x, v1 = lanes16(_mm512_loadu_ps(s1 + k)), v2 = lanes16(_mm512_loadu_ps(s2 + k));
+                load_lanes<T, F>(d, d0 + k, s0 + k, x0 + k, g, x);
+                kernels::bn_accumulate(v1, v2, g, x, lanes16(_mm512_loadu_ps(mean + k)));
+                _mm512_storeu_ps(s1 + k, __m512(v1));
+                _mm512_storeu_ps(s2 + k, __m512(v2));
+                if (global) {
+                    lanes16 r;
+                    kernels::bn_global_diff_src(r, lanes16(_mm512_loadu_ps(global->a.data() + k)), g);
+                    vo.put(row_out + k, r);
+                }
             }
+            if (!in_row) vo.flush();
         }
-        for (int64_t k = lanes * W; k < p.K; ++k) {
+    }
+    for (int64_t a = a0; a < a1 && wb.kv < k1; ++a) {
+        const int64_t s0 = a * p.src.a, d0 = a * p.dd.a, x0 = a * p.relu_in.a;
+        for (int64_t k = wb.kv; k < k1; ++k) {
             const float g = rd.dd(d0 + k, x0 + k);
             kernels::bn_accumulate(s1[k], s2[k], g, rd.src(s0 + k, x0 + k), mean[k]);
             if (global) {
                 float ds;
                 kernels::bn_global_diff_src(ds, global->a[size_t(k)], g);
-                row_out[k] = from_f32<T>(ds);
+                out[(a - a0) * out_stride + k] = from_f32<T>(ds);
             }
         }
     }
@@ -78,26 +104,34 @@ template <typename T, bn_fusion F>
 __attribute__((target("avx512f"))) void update_rows_wide_avx512(const bn_plan &p, const data &d, const coeffs &cf,
         int64_t a0, int64_t a1, T *out, int64_t out_stride, bool stream) {
     const any_k_diff_src<T, F> block {p, d, cf};
-    const int64_t W = p.K / lanes;
+    const wide_blocks wb(p, p.update, 0, p.K);
     const reader<T, F> rd(d);
     const float *ak = cf.a.data(), *c2 = cf.c2.data(), *c0 = cf.c0.data(), *m = cf.mean.data();
     vector_out<T> vo {stream};
-    for (int64_t a = a0; a < a1; ++a) {
-        T *row_out = out + (a - a0) * out_stride;
-        for (int64_t v = 0; v < W; ++v) {
-            lanes16 r;
-            block(a, lanes * v, r);
-            vo.put(row_out + lanes * v, r);
+    for (int64_t b0 = 0; b0 < wb.kv; b0 += wb.block) {
+        const int64_t b1 = std::min(wb.kv, b0 + wb.block);
+        for (int64_t a = a0; a < a1; ++a) {
+            T *row_out = out + (a - a0) * out_stride;
+            for (int64_t k = b0; k < b1; k += lanes) {
+                lanes16 r;
+                block(a, k, r);
+                vo.put(row_out + k, r);
+            }
+            if (wb.blocked) vo.flush();
         }
+    }
+    for (int64_t a = a0; a < a1 && wb.kv < p.K; ++a) {
         const int64_t s0 = a * p.src.a, d0 = a * p.dd.a, x0 = a * p.relu_in.a;
-        for (int64_t k = lanes * W; k < p.K; ++k)
+        T *row_out = out + (a - a0) * out_stride;
+        for (int64_t k = wb.kv; k < p.K; ++k)
             row_out[k] = from_f32<T>(diff_src_one(rd, p.global_stats, d0 + k, s0 + k, x0 + k, ak[k], c2[k], m[k], c0[k]));
     }
     vo.finish();
 }
 
-// Pass 1, vector: chunk c of rows, each row K contiguous channels (global:
-// as in sums_planar).
+// Pass 1, vector: items [c0, c1), each a chunk of rows of K contiguous
+// channels, or a slice of their channels (wide and generic loops only; the
+// plan slices no other). global: as in sums_planar.
 template <typename T, bn_fusion F>
 BPG_ALWAYS_INLINE void sums_channels_last(const bn_plan &p, const data &d, const float *mean, double *partial, int64_t c0, int64_t c1,
         const coeffs *global = nullptr) {
@@ -131,37 +165,40 @@ BPG_ALWAYS_INLINE void sums_channels_last(const bn_plan &p, const data &d, const
     const reader<T, F> rd(d);
     const auto work = d.work->borrow();
     float *s1 = work->sums.get(), *s2 = s1 + p.K;
-    const bool wide = p.sums == bn_loops::wide_avx512;
-    for (int64_t c = c0; c < c1; ++c) {
+    const bool wide = p.sums == bn_loops::wide_avx512 || p.sums == bn_loops::wide_blocks_avx512;
+    for (int64_t i = c0; i < c1; ++i) {
+        const auto [c, k0, k1] = slice_of(p, i);
         // (Chunks of diff_src not 64-byte aligned take the loops below.)
         if (global && p.sums == bn_loops::register_blocks_avx512
                 && streams_to(static_cast<T *>(d.ds) + c * channels_last_chunk * p.K)) {
             global_sums_streamed<T, F>(p, d, mean, *global, partial, c);
             continue;
         }
-        for (int64_t k = 0; k < 2 * p.K; ++k) s1[k] = 0.f;
+        std::fill(s1 + k0, s1 + k1, 0.f);
+        std::fill(s2 + k0, s2 + k1, 0.f);
         const int64_t a0 = c * channels_last_chunk, a1 = std::min(p.A, (c + 1) * channels_last_chunk);
-        // Global stats write diff_src rows here; staged as one run when they
-        // follow each other in memory, or with the AVX-512 loads, rows of
-        // whole vectors from a 64-byte-aligned start, streamed from the
-        // registers.
+        // Global stats write diff_src rows here; whole rows (a slice's are
+        // not) staged as one run when they follow each other in memory, or
+        // with the AVX-512 loads, rows of whole vectors from a 64-byte-aligned
+        // start, streamed from the registers.
         T *first = static_cast<T *>(d.ds) + a0 * p.ds.a;
-        const bool run_rows = global && d.nontemporal && p.ds.a == p.K;
+        const bool run_rows = global && d.nontemporal && p.ds.a == p.K && k1 - k0 == p.K;
         const bool stream = wide && run_rows && p.K % lanes == 0 && streams_to(first);
         const out_run<T> rows(first, (a1 - a0) * p.K, run_rows && !stream);
         if (wide)
-            sums_channels_last_wide_avx512<T, F>(p, d, mean, a0, a1, s1, s2, global, rows.out, run_rows ? p.K : p.ds.a, stream);
+            sums_channels_last_wide_avx512<T, F>(
+                    p, d, mean, a0, a1, k0, k1, s1, s2, global, rows.out, run_rows ? p.K : p.ds.a, stream);
         else
             for (int64_t a = a0; a < a1; ++a) {
                 const int64_t s0 = a * p.src.a, d0 = a * p.dd.a, x0 = a * p.relu_in.a;
-                for (int64_t k = 0; k < p.K; ++k) {
+                for (int64_t k = k0; k < k1; ++k) {
                     const float g = rd.dd(d0 + k, x0 + k);
                     kernels::bn_accumulate(s1[k], s2[k], g, rd.src(s0 + k, x0 + k), mean[k]);
                 }
                 if (global) {
                     T *out = rows.out + (a - a0) * (run_rows ? p.K : p.ds.a);
                     const float *ak = global->a.data();
-                    for (int64_t k = 0; k < p.K; ++k) {
+                    for (int64_t k = k0; k < k1; ++k) {
                         float ds;
                         kernels::bn_global_diff_src(ds, ak[k], rd.dd(d0 + k, x0 + k));
                         out[k] = from_f32<T>(ds);
@@ -169,7 +206,7 @@ BPG_ALWAYS_INLINE void sums_channels_last(const bn_plan &p, const data &d, const
                 }
             }
         rows.finish();
-        for (int64_t k = 0; k < p.K; ++k) {
+        for (int64_t k = k0; k < k1; ++k) {
             partial[2 * (c * p.K + k)] = s1[k];
             partial[2 * (c * p.K + k) + 1] = s2[k];
         }
@@ -194,13 +231,14 @@ BPG_ALWAYS_INLINE void update(const bn_plan &p, const data &d, const coeffs &cf,
         if (streams && relu_mask)
             return relu_mask_update(d.mask_rows, d.relu_mask, ak, c2, c0, m, r0, r1, first, r0, true);
     if (streams && p.update == bn_loops::register_blocks_avx512) return update_streamed<T, F>(p, d, cf, r0, r1);
-    if (streams && p.update == bn_loops::wide_avx512)
+    if (streams && (p.update == bn_loops::wide_avx512 || p.update == bn_loops::wide_blocks_avx512))
         return update_rows_wide_avx512<T, F>(p, d, cf, r0, r1, first, p.K, true);
     // Not streamed (diff_src not 64-byte aligned): the register blocks'
     // 16-bit rows take the wide loops, as cached ones do.
     const bool blocked = p.update == bn_loops::register_blocks
             || (p.update == bn_loops::register_blocks_avx512 && std::is_same_v<T, float>);
-    const bool wide = p.update == bn_loops::wide_avx512 || (p.update == bn_loops::register_blocks_avx512 && !blocked);
+    const bool wide = p.update == bn_loops::wide_avx512 || p.update == bn_loops::wide_blocks_avx512
+            || (p.update == bn_loops::register_blocks_avx512 && !blocked);
     const bool run_rows = d.nontemporal && p.ds.a == p.K;
     const int64_t group = run_rows ? std::max<int64_t>(1, 16384 / std::max<int64_t>(p.K, 1)) : 1;
     for (int64_t g0 = r0; g0 < r1; g0 += group) {

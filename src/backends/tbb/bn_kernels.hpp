@@ -6,11 +6,13 @@
 // diff_dst * (src - mean)) per chunk: planar row r = (k, a) = (r / A, r % A)
 // has ceil(B / planar_chunk) chunks at pairs [r * chunks, (r + 1) * chunks);
 // channels-last chunk c (rows [c, c + 1) * channels_last_chunk) has channel k's at
-// pair c * K + k. run_bn_plan adds them up in one fixed order. With
+// pair c * K + k, whichever item of the chunk (slice_of) sums it. run_bn_plan
+// adds them up in one fixed order. With
 // use_global_stats (`global` set), the same sweep writes diff_src = a *
 // diff_dst. Pass 2 ("update") writes diff_src from the coefficients.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "backends/tbb/bn_lanes.hpp"
@@ -36,9 +38,20 @@ int64_t channels_per_task(const bn_plan &p);
 void short_rows_sums(const bn_plan &p, const data &d, const float *mean, double *partial, int64_t k0, int64_t k1);
 void short_rows_update(const bn_plan &p, const data &d, const coeffs &cf, int64_t k0, int64_t k1);
 
-// Channels-last rows, bn_channels_last.cpp: pass 1 on chunks [c0, c1), pass
-// 2 on rows [a0, a1).
-void channels_last_sums(const bn_plan &p, const data &d, const float *mean, double *partial, int64_t c0, int64_t c1,
+// Channels-last pass-1 items: chunk i / slices of the rows, channels [k0, k1)
+// of slice i % slices (p.slice channels each; one slice of all K unless the
+// plan slices the rows).
+struct rows_slice { int64_t chunk, k0, k1; };
+inline int64_t chunks_of(const bn_plan &p) { return (p.A + channels_last_chunk - 1) / channels_last_chunk; }
+inline int64_t slices_of(const bn_plan &p) { return (p.K + p.slice - 1) / p.slice; }
+inline rows_slice slice_of(const bn_plan &p, int64_t item) {
+    const int64_t slices = slices_of(p), k0 = item % slices * p.slice;
+    return {item / slices, k0, std::min(p.K, k0 + p.slice)};
+}
+
+// Channels-last rows, bn_channels_last.cpp: pass 1 on items [i0, i1), pass 2
+// on rows [a0, a1).
+void channels_last_sums(const bn_plan &p, const data &d, const float *mean, double *partial, int64_t i0, int64_t i1,
         const coeffs *global = nullptr);
 void channels_last_update(const bn_plan &p, const data &d, const coeffs &cf, int64_t a0, int64_t a1);
 

@@ -6,6 +6,7 @@
 #include "backends/tbb/channel_blocks.hpp"
 #include "backends/tbb/cpu.hpp"
 #include "backends/tbb/nontemporal.hpp"
+#include "backends/tbb/parallel.hpp"
 #include "backends/tbb/size_thresholds.hpp"
 
 namespace bpg::tbb_backend {
@@ -54,6 +55,18 @@ bn_loops planar_update(const bn_plan &p) {
     return p.avx512 ? bn_loops::planar_avx512 : bn_loops::planar;
 }
 
+// Channels-last rows of so many channels that the per-channel arrays the
+// wide loops read beside each vector of data (sums and mean, or the four
+// coefficients: 12-16 bytes a channel) leave L1: blocks of channels, each
+// across the rows. Blocks of 32 channels keep the rows' segments on 64-byte
+// lines in every dtype (streamed stores).
+constexpr int64_t wide_block_channels = 1024;
+
+bn_loops wide_loops(const bn_plan &p) {
+    if (p.K >= 2 * wide_block_channels && p.K % 32 == 0) return bn_loops::wide_blocks_avx512;
+    return bn_loops::wide_avx512;
+}
+
 bn_loops channels_last_sums(const bn_plan &p) {
     if (relu_mask_fits(p)) return bn_loops::relu_mask_avx512;
     if (bn::narrow_rows(p)) return p.avx512 ? bn_loops::narrow_avx512 : bn_loops::narrow;
@@ -64,7 +77,7 @@ bn_loops channels_last_sums(const bn_plan &p) {
         if (p.avx512 && p.store == bn_store::nontemporal && p.ds.a == p.K) return bn_loops::register_blocks_avx512;
         return bn_loops::channels_last;
     }
-    return p.avx512 && p.K >= lanes ? bn_loops::wide_avx512 : bn_loops::channels_last;
+    return p.avx512 && p.K >= lanes ? wide_loops(p) : bn_loops::channels_last;
 }
 
 bn_loops channels_last_update(const bn_plan &p) {
@@ -76,7 +89,30 @@ bn_loops channels_last_update(const bn_plan &p) {
         if (p.avx512 && p.store == bn_store::nontemporal && p.ds.a == p.K) return bn_loops::register_blocks_avx512;
         if (!p.avx512 || !sixteen_bit(p)) return bn_loops::register_blocks;
     }
-    return p.avx512 && p.K >= lanes ? bn_loops::wide_avx512 : bn_loops::channels_last;
+    return p.avx512 && p.K >= lanes ? wide_loops(p) : bn_loops::channels_last;
+}
+
+// Channels-last rows in too few chunks to share out (a chunk is
+// channels_last_chunk rows): pass 1's items are slices of a chunk's channels
+// too, each channel summed in the same order (same bits). Only the wide and
+// generic loops take slices; a sliced global_sums writes diff_src cached (a
+// slice's rows are not one run).
+constexpr int64_t slice_unit = 64; // channels: slices start on 64-byte lines in every dtype
+constexpr int64_t min_slice = 256;  // (narrower ones cost more than they share out)
+
+bool sliceable(bn_loops l) {
+    return l == bn_loops::wide_avx512 || l == bn_loops::wide_blocks_avx512 || l == bn_loops::channels_last;
+}
+
+void slice_channels(bn_plan &p) {
+    p.slice = p.K;
+    const int64_t chunks = (p.A + bn::channels_last_chunk - 1) / bn::channels_last_chunk, tasks = tasks_at_once();
+    if (p.planar || p.one_task || !sliceable(p.sums) || chunks >= 2 * tasks) return;
+    const int64_t wanted = (4 * tasks + chunks - 1) / chunks; // slices per chunk
+    const int64_t slice = std::max(min_slice, ((p.K + wanted - 1) / wanted + slice_unit - 1) / slice_unit * slice_unit);
+    if (slice >= p.K) return;
+    p.slice = slice;
+    if (p.schedule == bn_schedule::global_sums) p.store = bn_store::cached;
 }
 
 } // namespace
@@ -99,6 +135,8 @@ void choose_bn_path(bn_plan &p) {
             : p.planar                                  ? planar_sums(p)
                                                         : channels_last_sums(p);
     p.update = !update ? bn_loops::none : p.planar ? planar_update(p) : channels_last_update(p);
+    p.channel_block = wide_block_channels;
+    slice_channels(p);
 }
 
 std::string to_string(bn_schedule s) {
@@ -127,6 +165,7 @@ std::string to_string(bn_loops l) {
         case bn_loops::register_blocks: return "register_blocks";
         case bn_loops::register_blocks_avx512: return "register_blocks_avx512";
         case bn_loops::wide_avx512: return "wide_avx512";
+        case bn_loops::wide_blocks_avx512: return "wide_blocks_avx512";
         case bn_loops::narrow: return "narrow";
         case bn_loops::narrow_avx512: return "narrow_avx512";
         case bn_loops::relu_mask_avx512: return "relu_mask_avx512";
@@ -138,7 +177,8 @@ std::string to_string(bn_loops l) {
 std::string bn_path_name(const bn_plan &p) {
     if (p.schedule == bn_schedule::zero_sized) return "bn:zero_sized";
     return "bn:" + to_string(p.schedule) + ":sums=" + to_string(p.sums) + ":update=" + to_string(p.update) + ":"
-            + (p.store == bn_store::nontemporal ? "nontemporal" : "cached");
+            + (p.store == bn_store::nontemporal ? "nontemporal" : "cached")
+            + (p.slice < p.K ? ":sliced" : "");
 }
 
 } // namespace bpg::tbb_backend

@@ -52,6 +52,7 @@ enum class bn_loops {
     register_blocks,       // channels-last rows of 16-64 channels, coefficients in registers
     register_blocks_avx512, // the same with AVX-512 loads (16-bit pass 1)
     wide_avx512,           // channels-last rows of >= 16 channels off the register blocks
+    wide_blocks_avx512,    // the same, many channels: a block of them across the rows at a time
     narrow,                // channels-last rows of < 16 channels as one flat run of vectors
     narrow_avx512,         // the same with AVX-512 loads and stores
     relu_mask_avx512,      // channels-last f32 with a fused ReLU: its decisions as bits
@@ -98,6 +99,10 @@ struct bn_plan {
     bn_store store = bn_store::cached;
     bool avx512 = false;           // the *_avx512 loops may run (the CPU has AVX-512)
     int64_t channels_per_task = 1; // channel_groups: channels of one group
+    // Channels-last: the channels of one pass-1 item (K: whole rows; else a
+    // multiple of 64).
+    int64_t slice = 1;
+    int64_t channel_block = 1; // wide_blocks_avx512: channels of one block
     // Tensor ids (to find buffers at execute).
     size_t src_id = 0, dd_id = 0, ds_id = 0, mean_id = 0, var_id = 0, gamma_id = 0, dgamma_id = 0, dbeta_id = 0,
            relu_in_id = 0, relu_dd_id = 0, sum_dd_id = 0, sum_centered_id = 0;

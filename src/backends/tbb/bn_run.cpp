@@ -61,9 +61,11 @@ struct literal_channel {
     }
 };
 
-// Pass-1 work items and chunk-partial pairs per item (see bn_kernels.hpp).
-int64_t items_of(const bn_plan &p) { return p.planar ? p.K * p.A : (p.A + bn::channels_last_chunk - 1) / bn::channels_last_chunk; }
-int64_t pairs_per_item(const bn_plan &p) { return p.planar ? (p.B + bn::planar_chunk - 1) / bn::planar_chunk : p.K; }
+// Pass-1 work items; the partials' rows (planar rows, channels-last chunks)
+// and pairs per row (see bn_kernels.hpp).
+int64_t items_of(const bn_plan &p) { return p.planar ? p.K * p.A : bn::chunks_of(p) * bn::slices_of(p); }
+int64_t partial_rows_of(const bn_plan &p) { return p.planar ? p.K * p.A : bn::chunks_of(p); }
+int64_t pairs_per_row(const bn_plan &p) { return p.planar ? (p.B + bn::planar_chunk - 1) / bn::planar_chunk : p.K; }
 bool needs_sums(const bn_plan &p) {
     return p.part != core::bn_bwd_part::from_sums && (!p.global_stats || p.has_diff_stats);
 }
@@ -91,7 +93,7 @@ int64_t lay_out(const bn_plan &p, char *base, working_memory &w) {
     for (bn::float_run *a : {&w.cf.mean, &w.cf.a, &w.cf.c2, &w.cf.c0})
         a->p = reinterpret_cast<float *>(take(K * int64_t(sizeof(float))));
     w.partial = reinterpret_cast<double *>(
-            take(needs_sums(p) ? 2 * items_of(p) * pairs_per_item(p) * int64_t(sizeof(double)) : 0));
+            take(needs_sums(p) ? 2 * partial_rows_of(p) * pairs_per_row(p) * int64_t(sizeof(double)) : 0));
     w.literal = take(K);
     return at;
 }
@@ -116,10 +118,11 @@ struct bn_execution {
     working_memory w;
     literal_channel lit;
     std::optional<task_pool<bn::task_memory>> work;
-    int64_t items = 0, per_item = 0;
+    int64_t items = 0, partial_rows = 0, per_row = 0;
 
     bn_execution(const bn_plan &plan, const backends::buffer_map &buffers, char *base)
-        : p(plan), b(buffers), lit {plan, buffers}, items(items_of(plan)), per_item(pairs_per_item(plan)) {
+        : p(plan), b(buffers), lit {plan, buffers}, items(items_of(plan)), partial_rows(partial_rows_of(plan)),
+          per_row(pairs_per_row(plan)) {
         if (p.fusion != bn_fusion::relu_into_src) d.src = b.at(p.src_id);
         if (p.fusion != bn_fusion::relu_into_dd) d.dd = b.at(p.dd_id);
         if (p.fusion != bn_fusion::none) {
@@ -133,8 +136,14 @@ struct bn_execution {
 
     // Loads mean, inv and gamma of every channel; zeroes the sums.
     void load_statistics() {
-        auto stat = [&](size_t id, data_type dt, const std::vector<int64_t> &off, int64_t k) {
-            return core::load_as_double(b.at(id), dt, off[size_t(k)]);
+        // (Buffers looked up once: [N, C] problems have C in the 10^4s.)
+        const void *mean = b.at(p.mean_id), *var = core::ends_with_sums(p.part) ? nullptr : b.at(p.var_id),
+                   *gamma = p.has_gamma ? b.at(p.gamma_id) : nullptr;
+        const bool sums_given = p.part == core::bn_bwd_part::from_sums, variance = !core::ends_with_sums(p.part);
+        const void *sum_dd = sums_given ? b.at(p.sum_dd_id) : nullptr,
+                   *sum_centered = sums_given ? b.at(p.sum_centered_id) : nullptr;
+        auto stat = [&](const void *base, data_type dt, const std::vector<int64_t> &off, int64_t k) {
+            return core::load_as_double(base, dt, off[size_t(k)]);
         };
         const size_t K = size_t(p.K);
         std::fill(w.gamma, w.gamma + K, 1.0);
@@ -142,19 +151,17 @@ struct bn_execution {
         std::fill(w.s2, w.s2 + K, 0.0);
         std::fill(w.dg, w.dg + K, 0.0);
         std::fill(w.literal, w.literal + K, char(0));
-        const bool sums_given = p.part == core::bn_bwd_part::from_sums, variance = !core::ends_with_sums(p.part);
         for (int64_t k = 0; k < p.K; ++k) {
-            w.mean[size_t(k)] = stat(p.mean_id, p.mean_dt, p.mean_off, k);
-            if (variance)
-                w.inv[size_t(k)] = kernels::bn_inv_std(stat(p.var_id, p.var_dt, p.var_off, k), double(p.epsilon));
-            if (p.has_gamma) w.gamma[size_t(k)] = stat(p.gamma_id, p.gamma_dt, p.gamma_off, k);
+            w.mean[size_t(k)] = stat(mean, p.mean_dt, p.mean_off, k);
+            if (variance) w.inv[size_t(k)] = kernels::bn_inv_std(stat(var, p.var_dt, p.var_off, k), double(p.epsilon));
+            if (gamma) w.gamma[size_t(k)] = stat(gamma, p.gamma_dt, p.gamma_off, k);
             w.cf.mean[size_t(k)] = float(w.mean[size_t(k)]);
             if (sums_given) {
-                w.db[size_t(k)] = stat(p.sum_dd_id, data_type::f32, p.sum_dd_off, k);
-                w.s2[size_t(k)] = stat(p.sum_centered_id, data_type::f32, p.sum_centered_off, k);
+                w.db[size_t(k)] = stat(sum_dd, data_type::f32, p.sum_dd_off, k);
+                w.s2[size_t(k)] = stat(sum_centered, data_type::f32, p.sum_centered_off, k);
             }
         }
-        if (needs_sums(p)) std::fill(w.partial, w.partial + 2 * items * per_item, 0.0);
+        if (needs_sums(p)) std::fill(w.partial, w.partial + 2 * partial_rows * per_row, 0.0);
     }
 
     // Per-task memory of the loops that take some: channels-last pass 1 and
@@ -193,10 +200,10 @@ struct bn_execution {
     void combine(int64_t k) {
         double t1 = 0, t2 = 0;
         if (p.planar) {
-            for (int64_t j = k * p.A * per_item; j < (k + 1) * p.A * per_item; ++j)
+            for (int64_t j = k * p.A * per_row; j < (k + 1) * p.A * per_row; ++j)
                 t1 += w.partial[size_t(2 * j)], t2 += w.partial[size_t(2 * j + 1)];
         } else {
-            for (int64_t c = 0; c < items; ++c)
+            for (int64_t c = 0; c < partial_rows; ++c)
                 t1 += w.partial[size_t(2 * (c * p.K + k))], t2 += w.partial[size_t(2 * (c * p.K + k) + 1)];
         }
         w.db[size_t(k)] = t1;
@@ -231,7 +238,9 @@ struct bn_execution {
     }
 
     void finish_all() {
-        for (size_t k = 0; k < size_t(p.K); ++k) finish_channel(k);
+        loop(task_range(0, p.K, 1024), [&](const tbb::blocked_range<int64_t> &r) {
+            for (int64_t k = r.begin(); k < r.end(); ++k) finish_channel(size_t(k));
+        });
     }
 
     // Pass 1 over everything, then the channel sums (two_sweeps, local_sums).
@@ -307,17 +316,20 @@ struct bn_execution {
     // finite get the formula as written.
     void finish_outputs() const {
         if (core::ends_with_sums(p.part)) {
+            void *sum_dd = b.at(p.sum_dd_id), *sum_centered = b.at(p.sum_centered_id);
             for (size_t k = 0; k < size_t(p.K); ++k) {
-                core::store_from_double(b.at(p.sum_dd_id), data_type::f32, p.sum_dd_off[k], w.db[k]);
-                core::store_from_double(b.at(p.sum_centered_id), data_type::f32, p.sum_centered_off[k], w.s2[k]);
+                core::store_from_double(sum_dd, data_type::f32, p.sum_dd_off[k], w.db[k]);
+                core::store_from_double(sum_centered, data_type::f32, p.sum_centered_off[k], w.s2[k]);
             }
             return;
         }
-        if (p.has_diff_stats)
+        if (p.has_diff_stats) {
+            void *dgamma = b.at(p.dgamma_id), *dbeta = b.at(p.dbeta_id);
             for (size_t k = 0; k < size_t(p.K); ++k) {
-                core::store_from_double(b.at(p.dgamma_id), p.dgamma_dt, p.dgamma_off[k], w.dg[k]);
-                core::store_from_double(b.at(p.dbeta_id), p.dbeta_dt, p.dbeta_off[k], w.db[k]);
+                core::store_from_double(dgamma, p.dgamma_dt, p.dgamma_off[k], w.dg[k]);
+                core::store_from_double(dbeta, p.dbeta_dt, p.dbeta_off[k], w.db[k]);
             }
+        }
         for (size_t k = 0; k < size_t(p.K); ++k)
             if (w.literal[k]) {
                 const auto c = kernels::bn_coeffs(w.gamma[k], w.inv[k], w.db[k], w.dg[k], p.M, false);
