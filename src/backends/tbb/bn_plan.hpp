@@ -108,8 +108,12 @@ struct bn_plan {
            relu_in_id = 0, relu_dd_id = 0, sum_dd_id = 0, sum_centered_id = 0;
 };
 
-// diff_src bytes below which a run is one task (tests lower it, see
-// size_thresholds.hpp), and the largest working memory taken on the stack.
+// diff_src bytes from which it is written past the caches (lower than
+// ReLU's: BN's two passes read twice what they write, so that cached
+// stores' extra reads cost more; bench/NOTES.md), and below which a run is
+// one task (tests lower both, see size_thresholds.hpp); the largest working
+// memory taken on the stack.
+constexpr int64_t bn_nontemporal_min_bytes = int64_t(8) << 20;
 constexpr int64_t bn_one_task_max_bytes = int64_t(32) << 10;
 constexpr int64_t bn_stack_scratch_bytes = int64_t(4) << 10;
 
