@@ -183,8 +183,7 @@ TEST(TbbBatchNormPaths, ChannelsLastAvx512) {
 
 // Channels-last rows of many channels: a block of channels across the rows
 // at a time (wide_blocks_avx512); with rows too few to share out, pass 1's
-// items are slices of the channels too (":sliced", 3 threads at compile;
-// a sliced use_global_stats sweep writes diff_src cached).
+// items are slices of the channels too (":sliced", 3 threads at compile).
 TEST(TbbBatchNormPaths, ChannelsLastManyChannels) {
     const std::vector<path_case> generic {
             {"bn:two_sweeps:sums=channels_last:update=channels_last:cached:sliced", make({2, 512, 5, 5}, data_type::f32, true),
@@ -203,8 +202,13 @@ TEST(TbbBatchNormPaths, ChannelsLastManyChannels) {
                     make({2, 2048, 3, 1}, data_type::bf16, true), true},
             {"bn:two_sweeps:sums=wide_blocks_avx512:update=wide_blocks_avx512:nontemporal:sliced",
                     relu(make({2, 2080, 3, 1}, data_type::f16, true), 1), true},
-            {"bn:global_sums:sums=wide_blocks_avx512:update=none:cached:sliced",
+            {"bn:global_sums:sums=wide_blocks_avx512:update=none:nontemporal:sliced",
                     global(make({2, 2048, 3, 1}, data_type::bf16, true), true), true},
+            {"bn:global_sums:sums=wide_avx512:update=none:nontemporal:sliced",
+                    global(make({2, 640, 5, 5}, data_type::f32, true), true), true},
+            // (Rows 1200 bytes apart: segments off 64-byte lines.)
+            {"bn:global_sums:sums=wide_avx512:update=none:cached:sliced",
+                    global(make({2, 600, 5, 5}, data_type::bf16, true), true), true},
             {"bn:global_update:sums=none:update=wide_blocks_avx512:nontemporal",
                     global(make({2, 2048, 3, 1}, data_type::f32, true), false), true},
     };
@@ -217,10 +221,12 @@ TEST(TbbBatchNormPaths, ChannelsLastManyChannels) {
 TEST(TbbBatchNormPaths, SlicesAndBlocksKeepTheBits) {
     const std::vector<bn_case> cases {make({2, 512, 5, 5}, data_type::f32, true), make({2, 600, 5, 5}, data_type::f16, true),
             make({2, 2048, 3, 2}, data_type::bf16, true), relu(make({2, 2080, 3, 2}, data_type::f16, true), 0),
-            global(make({2, 2048, 3, 1}, data_type::f32, true), true)};
+            global(make({2, 2048, 3, 1}, data_type::f32, true), true), global(make({2, 640, 5, 5}, data_type::bf16, true), true)};
     uint32_t seed = 7;
+    for (const bool large : {false, true})
     for (const bn_case &c : cases) {
-        SCOPED_TRACE(c.name());
+        SCOPED_TRACE(c.name() + (large ? " large" : ""));
+        const knobs streamed({"", c, large, false});
         const auto in = bn_inputs(c, seed++);
         std::map<size_t, std::vector<float>> sliced, whole, generic;
         with_default_threads(3, [&] {
@@ -233,7 +239,7 @@ TEST(TbbBatchNormPaths, SlicesAndBlocksKeepTheBits) {
         });
         EXPECT_EQ(sliced, whole);
         {
-            const knobs set({"", c, false, true});
+            const knobs set({"", c, large, true});
             generic = run_bn(c, backend_kind::tbb, in);
         }
         EXPECT_EQ(sliced, generic);

@@ -177,13 +177,17 @@ BPG_ALWAYS_INLINE void sums_channels_last(const bn_plan &p, const data &d, const
         std::fill(s1 + k0, s1 + k1, 0.f);
         std::fill(s2 + k0, s2 + k1, 0.f);
         const int64_t a0 = c * channels_last_chunk, a1 = std::min(p.A, (c + 1) * channels_last_chunk);
-        // Global stats write diff_src rows here; whole rows (a slice's are
-        // not) staged as one run when they follow each other in memory, or
-        // with the AVX-512 loads, rows of whole vectors from a 64-byte-aligned
-        // start, streamed from the registers.
+        // Global stats write diff_src rows here: whole rows staged as one run
+        // when they follow each other in memory, or with the AVX-512 loads,
+        // rows of whole vectors from a 64-byte-aligned start streamed from
+        // the registers; a slice's row segments streamed, each from its own
+        // 64-byte-aligned start.
         T *first = static_cast<T *>(d.ds) + a0 * p.ds.a;
-        const bool run_rows = global && d.nontemporal && p.ds.a == p.K && k1 - k0 == p.K;
-        const bool stream = wide && run_rows && p.K % lanes == 0 && streams_to(first);
+        const bool whole = k1 - k0 == p.K;
+        const bool run_rows = global && d.nontemporal && p.ds.a == p.K && whole;
+        const bool stream = wide && global && d.nontemporal
+                && (whole ? run_rows && p.K % lanes == 0 : p.ds.a * int64_t(sizeof(T)) % 64 == 0)
+                && streams_to(first + k0);
         const out_run<T> rows(first, (a1 - a0) * p.K, run_rows && !stream);
         if (wide)
             sums_channels_last_wide_avx512<T, F>(

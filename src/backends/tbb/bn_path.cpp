@@ -95,8 +95,9 @@ bn_loops channels_last_update(const bn_plan &p) {
 // Channels-last rows in too few chunks to share out (a chunk is
 // channels_last_chunk rows): pass 1's items are slices of a chunk's channels
 // too, each channel summed in the same order (same bits). Only the wide and
-// generic loops take slices; a sliced global_sums writes diff_src cached (a
-// slice's rows are not one run).
+// generic loops take slices; a sliced global_sums streams diff_src from the
+// wide loops' registers, a row segment at a time, where rows are whole lines
+// apart, else writes it cached.
 constexpr int64_t slice_unit = 64; // channels: slices start on 64-byte lines in every dtype
 constexpr int64_t min_slice = 256;  // (narrower ones cost more than they share out)
 
@@ -112,7 +113,8 @@ void slice_channels(bn_plan &p) {
     const int64_t slice = std::max(min_slice, ((p.K + wanted - 1) / wanted + slice_unit - 1) / slice_unit * slice_unit);
     if (slice >= p.K) return;
     p.slice = slice;
-    if (p.schedule == bn_schedule::global_sums) p.store = bn_store::cached;
+    const bool segments_stream = p.sums != bn_loops::channels_last && p.ds.a * int64_t(size_of(p.dt)) % 64 == 0;
+    if (p.schedule == bn_schedule::global_sums && !segments_stream) p.store = bn_store::cached;
 }
 
 } // namespace
