@@ -136,7 +136,6 @@ struct bn_execution {
 
     // Loads mean, inv and gamma of every channel; zeroes the sums.
     void load_statistics() {
-        // (Buffers looked up once: [N, C] problems have C in the 10^4s.)
         const void *mean = b.at(p.mean_id), *var = core::ends_with_sums(p.part) ? nullptr : b.at(p.var_id),
                    *gamma = p.has_gamma ? b.at(p.gamma_id) : nullptr;
         const bool sums_given = p.part == core::bn_bwd_part::from_sums, variance = !core::ends_with_sums(p.part);
@@ -145,22 +144,17 @@ struct bn_execution {
         auto stat = [&](const void *base, data_type dt, const std::vector<int64_t> &off, int64_t k) {
             return core::load_as_double(base, dt, off[size_t(k)]);
         };
-        const size_t K = size_t(p.K);
-        std::fill(w.gamma, w.gamma + K, 1.0);
-        std::fill(w.db, w.db + K, 0.0);
-        std::fill(w.s2, w.s2 + K, 0.0);
-        std::fill(w.dg, w.dg + K, 0.0);
-        std::fill(w.literal, w.literal + K, char(0));
-        for (int64_t k = 0; k < p.K; ++k) {
-            w.mean[size_t(k)] = stat(mean, p.mean_dt, p.mean_off, k);
-            if (variance) w.inv[size_t(k)] = kernels::bn_inv_std(stat(var, p.var_dt, p.var_off, k), double(p.epsilon));
-            if (gamma) w.gamma[size_t(k)] = stat(gamma, p.gamma_dt, p.gamma_off, k);
-            w.cf.mean[size_t(k)] = float(w.mean[size_t(k)]);
-            if (sums_given) {
-                w.db[size_t(k)] = stat(sum_dd, data_type::f32, p.sum_dd_off, k);
-                w.s2[size_t(k)] = stat(sum_centered, data_type::f32, p.sum_centered_off, k);
-            }
-        }
+        per_channel([&](int64_t k) {
+            const size_t i = size_t(k);
+            w.mean[i] = stat(mean, p.mean_dt, p.mean_off, k);
+            if (variance) w.inv[i] = kernels::bn_inv_std(stat(var, p.var_dt, p.var_off, k), double(p.epsilon));
+            w.gamma[i] = gamma ? stat(gamma, p.gamma_dt, p.gamma_off, k) : 1.0;
+            w.cf.mean[i] = float(w.mean[i]);
+            w.db[i] = sums_given ? stat(sum_dd, data_type::f32, p.sum_dd_off, k) : 0.0;
+            w.s2[i] = sums_given ? stat(sum_centered, data_type::f32, p.sum_centered_off, k) : 0.0;
+            w.dg[i] = 0.0;
+            w.literal[i] = 0;
+        });
         if (needs_sums(p)) std::fill(w.partial, w.partial + 2 * partial_rows * per_row, 0.0);
     }
 
@@ -181,6 +175,14 @@ struct bn_execution {
     template <typename Body> void loop(const task_range &range, const Body &body) const {
         if (p.one_task) inline_task(range, body);
         else parallel_tasks(range, body);
+    }
+
+    // f(k) for every channel, in parallel where there are many: [N, C]
+    // problems have C in the 10^4s and the per-channel math in double.
+    template <typename F> void per_channel(const F &f) const {
+        loop(task_range(0, p.K, 1024), [&](const tbb::blocked_range<int64_t> &r) {
+            for (int64_t k = r.begin(); k < r.end(); ++k) f(k);
+        });
     }
 
     // Pass 1 on items [i0, i1): planar rows, or channels-last chunks of rows.
@@ -238,9 +240,7 @@ struct bn_execution {
     }
 
     void finish_all() {
-        loop(task_range(0, p.K, 1024), [&](const tbb::blocked_range<int64_t> &r) {
-            for (int64_t k = r.begin(); k < r.end(); ++k) finish_channel(size_t(k));
-        });
+        per_channel([&](int64_t k) { finish_channel(size_t(k)); });
     }
 
     // Pass 1 over everything, then the channel sums (two_sweeps, local_sums).
@@ -317,18 +317,18 @@ struct bn_execution {
     void finish_outputs() const {
         if (core::ends_with_sums(p.part)) {
             void *sum_dd = b.at(p.sum_dd_id), *sum_centered = b.at(p.sum_centered_id);
-            for (size_t k = 0; k < size_t(p.K); ++k) {
-                core::store_from_double(sum_dd, data_type::f32, p.sum_dd_off[k], w.db[k]);
-                core::store_from_double(sum_centered, data_type::f32, p.sum_centered_off[k], w.s2[k]);
-            }
+            per_channel([&](int64_t k) {
+                core::store_from_double(sum_dd, data_type::f32, p.sum_dd_off[size_t(k)], w.db[size_t(k)]);
+                core::store_from_double(sum_centered, data_type::f32, p.sum_centered_off[size_t(k)], w.s2[size_t(k)]);
+            });
             return;
         }
         if (p.has_diff_stats) {
             void *dgamma = b.at(p.dgamma_id), *dbeta = b.at(p.dbeta_id);
-            for (size_t k = 0; k < size_t(p.K); ++k) {
-                core::store_from_double(dgamma, p.dgamma_dt, p.dgamma_off[k], w.dg[k]);
-                core::store_from_double(dbeta, p.dbeta_dt, p.dbeta_off[k], w.db[k]);
-            }
+            per_channel([&](int64_t k) {
+                core::store_from_double(dgamma, p.dgamma_dt, p.dgamma_off[size_t(k)], w.dg[size_t(k)]);
+                core::store_from_double(dbeta, p.dbeta_dt, p.dbeta_off[size_t(k)], w.db[size_t(k)]);
+            });
         }
         for (size_t k = 0; k < size_t(p.K); ++k)
             if (w.literal[k]) {
