@@ -243,28 +243,45 @@ struct bn_execution {
         per_channel([&](int64_t k) { finish_channel(size_t(k)); });
     }
 
-    // Pass 1 over everything, then the channel sums (two_sweeps, local_sums).
-    void sums_all() {
-        loop(task_range(0, items), [&](const tbb::blocked_range<int64_t> &r) { sums(r.begin(), r.end()); });
-        combine_all();
+    // Pass 1 over everything (global: with use_global_stats' diff_src).
+    void sums_all(const coeffs *global = nullptr) {
+        loop(task_range(0, items), [&](const tbb::blocked_range<int64_t> &r) { sums(r.begin(), r.end(), global); });
     }
 
-    // The coefficients from the sums at hand, then pass 2 over everything:
-    // global_update (diff_src = gamma * inv * diff_dst needs no sums),
-    // from_sums (the given sums), and the end of two_sweeps.
+    // Pass 2 over everything.
     void update_all() {
-        finish_all();
         loop(task_range(0, p.planar ? p.A * p.K : p.A),
                 [&](const tbb::blocked_range<int64_t> &r) { update(r.begin(), r.end()); });
+    }
+
+    // two_sweeps: each channel's sums and coefficients in one loop between
+    // the passes.
+    void two_sweeps() {
+        sums_all();
+        per_channel([&](int64_t k) {
+            combine(k);
+            finish_channel(size_t(k));
+        });
+        update_all();
+    }
+
+    // The coefficients from the sums at hand, then pass 2: global_update
+    // (diff_src = gamma * inv * diff_dst needs no sums) and from_sums (the
+    // given sums).
+    void coefficients_then_update() {
+        finish_all();
+        update_all();
     }
 
     // global_sums: coefficients first, then one sweep writing diff_src and
     // the sums, which only diff_gamma and diff_beta read.
     void global_sums() {
         finish_all();
-        loop(task_range(0, items), [&](const tbb::blocked_range<int64_t> &r) { sums(r.begin(), r.end(), &w.cf); });
-        combine_all();
-        for (size_t k = 0; k < size_t(p.K); ++k) w.dg[k] = diff_gamma_of(k);
+        sums_all(&w.cf);
+        per_channel([&](int64_t k) {
+            combine(k);
+            w.dg[size_t(k)] = diff_gamma_of(size_t(k));
+        });
     }
 
     // channel_tasks: both passes of a channel in one task, so its src and
@@ -366,13 +383,13 @@ void run_bn_plan(const bn_plan &p, const backends::buffer_map &b) {
     run.take_task_memory();
     run.load_statistics();
     switch (p.schedule) {
-        case bn_schedule::global_update: run.update_all(); break;
+        case bn_schedule::global_update: run.coefficients_then_update(); break;
         case bn_schedule::global_sums: run.global_sums(); break;
         case bn_schedule::channel_tasks: run.channel_tasks(); break;
         case bn_schedule::channel_groups: run.channel_groups(); break;
-        case bn_schedule::two_sweeps: run.sums_all(), run.update_all(); break;
-        case bn_schedule::local_sums: run.sums_all(); break; // the sums are the outputs (finish_outputs)
-        case bn_schedule::from_sums: run.update_all(); break;
+        case bn_schedule::two_sweeps: run.two_sweeps(); break;
+        case bn_schedule::local_sums: run.sums_all(), run.combine_all(); break; // the sums are the outputs
+        case bn_schedule::from_sums: run.coefficients_then_update(); break;
         case bn_schedule::zero_sized: break;
     }
     run.finish_outputs();
