@@ -9,19 +9,57 @@ namespace bpg::tbb_backend::bn {
 
 namespace {
 
-// chunk_sums::pair_of for 8 chunks at once (chunk i's lanes s1[i], s2[i]),
-// one chunk per f64 lane: the same additions in the same order, so the same
-// bits. One chunk at a time, these 32 dependent additions took most of pass
-// 1 on 7x7 rows.
-__attribute__((target("avx512f"), always_inline)) inline void pairs_of_8(const float (*s1)[lanes],
-        const float (*s2)[lanes], double *t1, double *t2) {
-    const __m256i rows = _mm256_setr_epi32(0, lanes, 2 * lanes, 3 * lanes, 4 * lanes, 5 * lanes, 6 * lanes, 7 * lanes);
-    __m512d u1 = _mm512_setzero_pd(), u2 = u1;
-    for (int l = 0; l < lanes; ++l) {
-        u1 = _mm512_add_pd(u1, _mm512_maskz_cvtps_pd(0xff, _mm256_i32gather_ps(&s1[0][l], rows, 4)));
-        u2 = _mm512_add_pd(u2, _mm512_maskz_cvtps_pd(0xff, _mm256_i32gather_ps(&s2[0][l], rows, 4)));
+// The shuffles of transpose_16 (zero-masking forms, as in bn_lanes.hpp, for
+// GCC 12's warnings): pairs of f32 lanes, of f64 lanes, and 128-bit blocks.
+#define BPG_AVX512 __attribute__((target("avx512f"), always_inline)) inline
+BPG_AVX512 __m512 lo32(__m512 a, __m512 b) { return _mm512_maskz_unpacklo_ps(0xffff, a, b); }
+BPG_AVX512 __m512 hi32(__m512 a, __m512 b) { return _mm512_maskz_unpackhi_ps(0xffff, a, b); }
+BPG_AVX512 __m512 lo64(__m512 a, __m512 b) {
+    return _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(0xff, _mm512_castps_pd(a), _mm512_castps_pd(b)));
+}
+BPG_AVX512 __m512 hi64(__m512 a, __m512 b) {
+    return _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(0xff, _mm512_castps_pd(a), _mm512_castps_pd(b)));
+}
+template <int Blocks> BPG_AVX512 __m512 blocks(__m512 a, __m512 b) {
+    return _mm512_maskz_shuffle_f32x4(0xffff, a, b, Blocks);
+}
+
+// Rows r[0..15] of 16 f32 lanes transposed in place (r[l]: lane l of every
+// row), by the usual four stages of shuffles.
+BPG_AVX512 void transpose_16(__m512 *r) {
+    __m512 t[16], u[16];
+    for (int i = 0; i < 16; i += 2) t[i] = lo32(r[i], r[i + 1]), t[i + 1] = hi32(r[i], r[i + 1]);
+    // u[4g + j]: in 128-bit block q, rows 4g..4g+3 of lane 4q + j.
+    for (int g = 0; g < 16; g += 4) {
+        u[g] = lo64(t[g], t[g + 2]), u[g + 1] = hi64(t[g], t[g + 2]);
+        u[g + 2] = lo64(t[g + 1], t[g + 3]), u[g + 3] = hi64(t[g + 1], t[g + 3]);
     }
-    _mm512_storeu_pd(t1, u1), _mm512_storeu_pd(t2, u2);
+    // Then the 4x4 transpose of 128-bit blocks across the row groups.
+    for (int j = 0; j < 4; ++j) {
+        const __m512 v0 = blocks<0x44>(u[j], u[4 + j]), v1 = blocks<0xee>(u[j], u[4 + j]),
+                     v2 = blocks<0x44>(u[8 + j], u[12 + j]), v3 = blocks<0xee>(u[8 + j], u[12 + j]);
+        r[j] = blocks<0x88>(v0, v2), r[4 + j] = blocks<0xdd>(v0, v2);
+        r[8 + j] = blocks<0x88>(v1, v3), r[12 + j] = blocks<0xdd>(v1, v3);
+    }
+}
+
+// f32 lanes 0-7 (half 0) or 8-15 (half 1) of v as f64.
+template <int Half> BPG_AVX512 __m512d f64_half(__m512 v) {
+    return _mm512_maskz_cvtps_pd(0xff, _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xf, _mm512_castps_pd(v), Half)));
+}
+
+// chunk_sums::pair_of for up to 16 chunks at once (chunk i's lanes s[i]),
+// one chunk per f64 lane: the same additions in the same order, so the same
+// bits. The rows transposed in registers: reading the columns with gathers
+// took about a third of pass 1 on 7x7 rows.
+BPG_AVX512 void in_order_sums_16(const float (*s)[lanes], int n, double *t) {
+    __m512 r[16];
+    for (int i = 0; i < 16; ++i) r[i] = i < n ? _mm512_load_ps(s[i]) : _mm512_setzero_ps();
+    transpose_16(r);
+    __m512d lo = _mm512_setzero_pd(), hi = lo;
+    for (int l = 0; l < lanes; ++l)
+        lo = _mm512_add_pd(lo, f64_half<0>(r[l])), hi = _mm512_add_pd(hi, f64_half<1>(r[l]));
+    _mm512_storeu_pd(t, lo), _mm512_storeu_pd(t + 8, hi);
 }
 
 // Pass 1 on a group's row a reads its row a + short_rows_ahead into L2: the
@@ -30,9 +68,27 @@ __attribute__((target("avx512f"), always_inline)) inline void pairs_of_8(const f
 // gains nothing).
 constexpr int64_t short_rows_ahead = 2;
 
+// Adds the last B % 16 elements of a row of B >= 16 into lanes 0, 1, ...
+// of cs, as chunk_sums::lanes_with_tail does one by one (the same operations
+// on each lane, so the same bits): the row's last 16 elements in one load,
+// moved down to lanes 0.. by `down`, and only the lanes of `tail` updated.
+template <typename T, bn_fusion F>
+BPG_AVX512 void add_tail_lanes(const data &d, int64_t d_end, int64_t s_end, int64_t x_end, __m512i down,
+        __mmask16 tail, chunk_sums &cs) {
+    lanes16 g, x;
+    load_lanes<T, F>(d, d_end - lanes, s_end - lanes, x_end - lanes, g, x);
+    g = lanes16(_mm512_maskz_permutexvar_ps(0xffff, down, __m512(g)));
+    x = lanes16(_mm512_maskz_permutexvar_ps(0xffff, down, __m512(x)));
+    lanes16 v1 = cs.v1, v2 = cs.v2;
+    kernels::bn_accumulate(v1, v2, g, x, cs.mv);
+    cs.v1 = lanes16(_mm512_mask_mov_ps(__m512(cs.v1), tail, __m512(v1)));
+    cs.v2 = lanes16(_mm512_mask_mov_ps(__m512(cs.v2), tail, __m512(v2)));
+}
+#undef BPG_AVX512
+
 // Pass 1 on planar rows (a, k), k in [k0, k1), each row one chunk (B <=
 // planar_chunk): each row's lanes as chunk_sums leaves them, then their
-// pairs 8 rows at a time (same bits as sums_planar).
+// pairs 16 rows at a time (same bits as sums_planar).
 template <typename T, bn_fusion F>
 __attribute__((target("avx512f"))) void short_rows_sums_avx512(const bn_plan &p, const data &d, const float *mean,
         double *partial, int64_t a, int64_t k0, int64_t k1) {
@@ -40,33 +96,42 @@ __attribute__((target("avx512f"))) void short_rows_sums_avx512(const bn_plan &p,
     const int64_t ahead = a + short_rows_ahead, channels = k1 - k0;
     const int64_t dd_ahead = at(p.dd, ahead, k0, 0), src_ahead = at(p.src, ahead, k0, 0),
                   relu_ahead = at(p.relu_in, ahead, k0, 0);
-    // (+1: a run off a line boundary spans one more.)
+    // (+1: a run off a line boundary spans one more.) Spread over the
+    // channels, a few lines before each.
     const int64_t lines_ahead = ahead < p.A ? (channels * p.B * int64_t(sizeof(T)) + 63) / 64 + 1 : 0;
+    const int64_t lines_per_channel = (lines_ahead + channels - 1) / channels;
+    const int64_t whole = p.B / lanes * lanes;
+    const int tail = int(p.B - whole);
+    const __mmask16 tail_lanes = __mmask16((1u << tail) - 1);
+    const __m512i down = _mm512_and_si512(
+            _mm512_add_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                    _mm512_set1_epi32(lanes - tail)),
+            _mm512_set1_epi32(lanes - 1));
     alignas(64) float s1[16][lanes], s2[16][lanes];
+    int64_t line = 0;
     for (int64_t j0 = k0; j0 < k1; j0 += 16) {
         const int n = int(std::min<int64_t>(16, k1 - j0));
-        if (n % 8) { // rows n.. of the last 8 are added too (and dropped): defined values
-            __builtin_memset(s1[n], 0, sizeof(float) * lanes * size_t(8 - n % 8));
-            __builtin_memset(s2[n], 0, sizeof(float) * lanes * size_t(8 - n % 8));
-        }
         for (int i = 0; i < n; ++i) {
             const int64_t k = j0 + i;
-            // Channel k's share of the lines ahead.
-            for (int64_t l = lines_ahead * (k - k0) / channels; l < lines_ahead * (k - k0 + 1) / channels; ++l)
-                rd.prefetch(dd_ahead, src_ahead, relu_ahead, 64 * l);
+            for (const int64_t end = std::min(lines_ahead, line + lines_per_channel); line < end; ++line)
+                rd.prefetch(dd_ahead, src_ahead, relu_ahead, 64 * line);
             const int64_t s0 = at(p.src, a, k, 0), d0 = at(p.dd, a, k, 0), x0 = at(p.relu_in, a, k, 0);
             chunk_sums cs(mean[k]);
-            int64_t b = 0;
-            for (; b + lanes <= p.B; b += lanes) {
+            for (int64_t b = 0; b < whole; b += lanes) {
                 lanes16 g, x;
                 load_lanes<T, F>(d, d0 + b, s0 + b, x0 + b, g, x);
                 cs.add(g, x);
             }
-            cs.lanes_with_tail(rd, b, p.B, d0, s0, x0, s1[i], s2[i]);
+            if (tail == 0 || whole > 0) {
+                if (tail) add_tail_lanes<T, F>(d, d0 + p.B, s0 + p.B, x0 + p.B, down, tail_lanes, cs);
+                _mm512_store_ps(s1[i], __m512(cs.v1)), _mm512_store_ps(s2[i], __m512(cs.v2));
+            } else {
+                cs.lanes_with_tail(rd, 0, p.B, d0, s0, x0, s1[i], s2[i]);
+            }
         }
         double t1[16], t2[16];
-        pairs_of_8(s1, s2, t1, t2);
-        if (n > 8) pairs_of_8(s1 + 8, s2 + 8, t1 + 8, t2 + 8);
+        in_order_sums_16(s1, n, t1);
+        in_order_sums_16(s2, n, t2);
         for (int i = 0; i < n; ++i) {
             double *pair = partial + 2 * ((j0 + i) * p.A + a); // row (a, k)'s only chunk
             pair[0] = t1[i], pair[1] = t2[i];
