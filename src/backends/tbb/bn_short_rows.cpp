@@ -139,47 +139,57 @@ __attribute__((target("avx512f"))) void short_rows_sums_avx512(const bn_plan &p,
     }
 }
 
-// Pass 2 on rows (a, k), k in [k0, k1) (16 at most), whose rows follow one
-// another in every tensor (see channels_per_task), into diff_src: the run of
-// (k1 - k0) * B elements as one array of whole vectors, each lane's channel
-// constants picked by vpermps from the group's 16 (lane channel (e + 0.5) / B
-// in f32, exact for these sizes), the same arithmetic per element as
-// update_row_avx512 (same bits): row by row, the calls and each row's tail
-// cost more than the rows. With `stream`, the vectors from the run's first
-// line boundary on leave with non-temporal stores and no fence: the caller
-// fences once after all its runs (a fence per staged run held up the stores
-// that followed it).
-template <typename T, bn_fusion F>
-__attribute__((target("avx512f"))) void short_rows_update_avx512(const bn_plan &p, const data &d, const coeffs &cf,
-        int64_t a, int64_t k0, int64_t k1, bool stream) {
-    const reader<T, F> rd(d);
-    const int64_t n = (k1 - k0) * p.B, s0 = at(p.src, a, k0, 0), d0 = at(p.dd, a, k0, 0), x0 = at(p.relu_in, a, k0, 0);
-    T *out = static_cast<T *>(d.ds) + at(p.ds, a, k0, 0);
-    alignas(64) float table[4][lanes] = {};
-    for (int64_t k = k0; k < k1; ++k) {
-        const size_t i = size_t(k - k0), c = size_t(k);
-        table[0][i] = cf.a[c], table[1][i] = cf.c2[c], table[2][i] = cf.mean[c], table[3][i] = cf.c0[c];
+// Pass 2's channel constants (a, c2, mean, c0) of every element of a
+// segment of a group's run, made once per group and read by every row a: a
+// vector's lanes load theirs as they are. (Picked lane by lane with vpermps
+// from the group's 16, four permutes a vector crowded the shuffle port that
+// the 16-bit conversions also take.) At most segment_elems elements, so the
+// table stays on the stack: a group's run (channels_per_task) is under 5 KB,
+// at most 2 segments of 16-bit elements, 1 of f32.
+constexpr int64_t segment_elems = 1280;
+struct segment_constants {
+    alignas(64) float c[4][segment_elems];
+};
+
+// The constants of run elements [e0, e1) of channels k0.. (rows of B).
+inline void fill_constants(const bn_plan &p, const coeffs &cf, int64_t k0, int64_t e0, int64_t e1,
+        segment_constants &sc) {
+    for (int64_t e = e0; e < e1;) {
+        const size_t k = size_t(k0 + e / p.B);
+        const int64_t end = std::min(e1, (e / p.B + 1) * p.B);
+        const float v[4] = {cf.a[k], cf.c2[k], cf.mean[k], cf.c0[k]};
+        for (int c = 0; c < 4; ++c) std::fill(sc.c[c] + (e - e0), sc.c[c] + (end - e0), v[c]);
+        e = end;
     }
+}
+
+// Pass 2 on elements [e0, e1) of the run of rows (a, k), k in [k0, ..),
+// whose rows follow one another in every tensor (see channels_per_task),
+// into diff_src: as one array of whole vectors, each lane with its element's
+// constants from `sc`, the same arithmetic per element as update_row_avx512
+// (same bits): row by row, the calls and each row's tail cost more than the
+// rows. With `stream`, the vectors from the segment's first line boundary on
+// leave with non-temporal stores and no fence: the caller fences once after
+// all its runs (a fence per staged run held up the stores that followed it).
+template <typename T, bn_fusion F>
+__attribute__((target("avx512f"))) void short_rows_update_avx512(const bn_plan &p, const data &d,
+        const segment_constants &sc, int64_t a, int64_t k0, int64_t e0, int64_t e1, bool stream) {
+    const reader<T, F> rd(d);
+    const int64_t n = e1 - e0, s0 = at(p.src, a, k0, 0) + e0, d0 = at(p.dd, a, k0, 0) + e0,
+                  x0 = at(p.relu_in, a, k0, 0) + e0;
+    T *out = static_cast<T *>(d.ds) + at(p.ds, a, k0, 0) + e0;
+    const float *ak = sc.c[0], *c2 = sc.c[1], *m = sc.c[2], *c0 = sc.c[3];
     const auto one = [&](int64_t b) {
-        const size_t i = size_t(b / p.B);
-        out[b] = from_f32<T>(diff_src_one(rd, p.global_stats, d0 + b, s0 + b, x0 + b, table[0][i], table[1][i],
-                table[2][i], table[3][i]));
+        out[b] = from_f32<T>(diff_src_one(rd, p.global_stats, d0 + b, s0 + b, x0 + b, ak[b], c2[b], m[b], c0[b]));
     };
     int64_t b = 0;
     if (stream)
         for (; b < n && !streams_to(out + b); ++b) one(b);
-    const __m512 ak = _mm512_load_ps(table[0]), c2 = _mm512_load_ps(table[1]), m = _mm512_load_ps(table[2]),
-                 c0 = _mm512_load_ps(table[3]);
-    const __m512 inv_b = _mm512_set1_ps(1.f / float(p.B));
-    __m512 e = _mm512_add_ps(_mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-            _mm512_set1_ps(float(b) + 0.5f));
     vector_out<T> vo {stream};
-    for (; b + lanes <= n; b += lanes, e = _mm512_add_ps(e, _mm512_set1_ps(float(lanes)))) {
-        const __m512i ch = _mm512_maskz_cvttps_epi32(0xffff, _mm512_mul_ps(e, inv_b));
+    for (; b + lanes <= n; b += lanes) {
         lanes16 r;
-        diff_src_lanes<T, F>(d, p.global_stats, d0 + b, s0 + b, x0 + b, lanes16(_mm512_maskz_permutexvar_ps(0xffff, ch, ak)),
-                lanes16(_mm512_maskz_permutexvar_ps(0xffff, ch, c2)), lanes16(_mm512_maskz_permutexvar_ps(0xffff, ch, m)),
-                lanes16(_mm512_maskz_permutexvar_ps(0xffff, ch, c0)), r);
+        diff_src_lanes<T, F>(d, p.global_stats, d0 + b, s0 + b, x0 + b, lanes16(_mm512_loadu_ps(ak + b)),
+                lanes16(_mm512_loadu_ps(c2 + b)), lanes16(_mm512_loadu_ps(m + b)), lanes16(_mm512_loadu_ps(c0 + b)), r);
         vo.put(out + b, r);
     }
     vo.flush();
@@ -187,12 +197,10 @@ __attribute__((target("avx512f"))) void short_rows_update_avx512(const bn_plan &
 }
 
 // Pass 2 on the planar rows (a, k) of channels [k0, k1), which follow one
-// another in diff_src (ds.k == B); with AVX-512 as one run (above), else row
-// by row into one staged output run.
+// another in diff_src (ds.k == B), row by row into one staged output run.
 template <typename T, bn_fusion F>
 BPG_ALWAYS_INLINE void update_rows_of_channels(const bn_plan &p, const data &d, const coeffs &cf, int64_t a, int64_t k0,
         int64_t k1) {
-    if (p.update == bn_loops::short_rows_avx512) return short_rows_update_avx512<T, F>(p, d, cf, a, k0, k1, d.nontemporal);
     const out_run<T> o(static_cast<T *>(d.ds) + at(p.ds, a, k0, 0), (k1 - k0) * p.B, d.nontemporal);
     for (int64_t k = k0; k < k1; ++k) update_row_into<T, F>(p, d, cf, a, k, o.out + (k - k0) * p.B);
     o.finish();
@@ -214,7 +222,18 @@ BPG_ALWAYS_INLINE void short_rows_sums_of(const bn_plan &p, const data &d, const
 template <typename T>
 BPG_ALWAYS_INLINE void short_rows_update_of(const bn_plan &p, const data &d, const coeffs &cf, int64_t k0, int64_t k1) {
     with_fusion(p.fusion, [&](auto f) BPG_LAMBDA_INLINE {
-        for (int64_t a = p.A - 1; a >= 0; --a) update_rows_of_channels<T, f.value>(p, d, cf, a, k0, k1);
+        if (p.update != bn_loops::short_rows_avx512) {
+            for (int64_t a = p.A - 1; a >= 0; --a) update_rows_of_channels<T, f.value>(p, d, cf, a, k0, k1);
+            return;
+        }
+        segment_constants sc;
+        const int64_t n = (k1 - k0) * p.B;
+        for (int64_t e0 = 0; e0 < n; e0 += segment_elems) {
+            const int64_t e1 = std::min(n, e0 + segment_elems);
+            fill_constants(p, cf, k0, e0, e1, sc);
+            for (int64_t a = p.A - 1; a >= 0; --a)
+                short_rows_update_avx512<T, f.value>(p, d, sc, a, k0, e0, e1, d.nontemporal);
+        }
     });
     end_of_streamed_rows(d);
 }
