@@ -1,6 +1,7 @@
 // BN kernels on short planar rows (under 1 KB, e.g. 7x7 and 14x14) taken in
 // groups of channels, so that row a of a group is one run in memory.
 #include <algorithm>
+#include <type_traits>
 
 #include "backends/tbb/bn_kernels.hpp"
 #include "backends/tbb/bn_planar_row.hpp"
@@ -139,26 +140,39 @@ __attribute__((target("avx512f"))) void short_rows_sums_avx512(const bn_plan &p,
     }
 }
 
-// Pass 2's channel constants (a, c2, mean, c0) of every element of a
-// segment of a group's run, made once per group and read by every row a: a
-// vector's lanes load theirs as they are. (Picked lane by lane with vpermps
-// from the group's 16, four permutes a vector crowded the shuffle port that
-// the 16-bit conversions also take.) At most segment_elems elements, so the
-// table stays on the stack: a group's run (channels_per_task) is under 5 KB,
-// at most 2 segments of 16-bit elements, 1 of f32.
+// Pass 2's channel constants (a, c2, mean, c0) of a group, made once per
+// group and read by every row a. 16-bit data: those of every element of a
+// segment of the group's run, which a vector's lanes load as they are
+// (picked lane by lane with vpermps, four permutes a vector crowded the
+// shuffle port that the 16-bit loads and stores also take). f32: those of
+// the group's channels (16 at most), picked by the permutes, which measured
+// faster there than two more loads a vector. At most segment_elems
+// elements, so the table stays on the stack: a group's run
+// (channels_per_task) is under 5 KB, at most 2 segments of 16-bit elements.
 constexpr int64_t segment_elems = 1280;
 struct segment_constants {
     alignas(64) float c[4][segment_elems];
 };
 
-// The constants of run elements [e0, e1) of channels k0.. (rows of B).
-inline void fill_constants(const bn_plan &p, const coeffs &cf, int64_t k0, int64_t e0, int64_t e1,
+template <typename T> constexpr bool permuted_constants = std::is_same_v<T, float>;
+
+// The constants of run elements [e0, e1) of channels k0.. (rows of B), or
+// of channels [k0, k1).
+template <typename T>
+void fill_constants(const bn_plan &p, const coeffs &cf, int64_t k0, int64_t k1, int64_t e0, int64_t e1,
         segment_constants &sc) {
-    for (int64_t e = e0; e < e1;) {
-        const size_t k = size_t(k0 + e / p.B);
-        const int64_t end = std::min(e1, (e / p.B + 1) * p.B);
+    const auto put = [&](size_t k, int64_t i0, int64_t i1) {
         const float v[4] = {cf.a[k], cf.c2[k], cf.mean[k], cf.c0[k]};
-        for (int c = 0; c < 4; ++c) std::fill(sc.c[c] + (e - e0), sc.c[c] + (end - e0), v[c]);
+        for (int c = 0; c < 4; ++c) std::fill(sc.c[c] + i0, sc.c[c] + i1, v[c]);
+    };
+    if constexpr (permuted_constants<T>) {
+        for (int64_t k = k0; k < k1; ++k) put(size_t(k), k - k0, k - k0 + 1);
+        for (int64_t i = k1 - k0; i < lanes; ++i) put(size_t(k0), i, i + 1); // (lanes no element picks)
+        return;
+    }
+    for (int64_t e = e0; e < e1;) {
+        const int64_t end = std::min(e1, (e / p.B + 1) * p.B);
+        put(size_t(k0 + e / p.B), e - e0, end - e0);
         e = end;
     }
 }
@@ -166,9 +180,10 @@ inline void fill_constants(const bn_plan &p, const coeffs &cf, int64_t k0, int64
 // Pass 2 on elements [e0, e1) of the run of rows (a, k), k in [k0, ..),
 // whose rows follow one another in every tensor (see channels_per_task),
 // into diff_src: as one array of whole vectors, each lane with its element's
-// constants from `sc`, the same arithmetic per element as update_row_avx512
-// (same bits): row by row, the calls and each row's tail cost more than the
-// rows. With `stream`, the vectors from the segment's first line boundary on
+// constants from `sc` (f32: lane channel (e + 0.5) / B in f32, exact for
+// these sizes), the same arithmetic per element as update_row_avx512 (same
+// bits): row by row, the calls and each row's tail cost more than the rows.
+// With `stream`, the vectors from the segment's first line boundary on
 // leave with non-temporal stores and no fence: the caller fences once after
 // all its runs (a fence per staged run held up the stores that followed it).
 template <typename T, bn_fusion F>
@@ -180,17 +195,36 @@ __attribute__((target("avx512f"))) void short_rows_update_avx512(const bn_plan &
     T *out = static_cast<T *>(d.ds) + at(p.ds, a, k0, 0) + e0;
     const float *ak = sc.c[0], *c2 = sc.c[1], *m = sc.c[2], *c0 = sc.c[3];
     const auto one = [&](int64_t b) {
-        out[b] = from_f32<T>(diff_src_one(rd, p.global_stats, d0 + b, s0 + b, x0 + b, ak[b], c2[b], m[b], c0[b]));
+        const size_t i = size_t(permuted_constants<T> ? (e0 + b) / p.B : b);
+        out[b] = from_f32<T>(diff_src_one(rd, p.global_stats, d0 + b, s0 + b, x0 + b, ak[i], c2[i], m[i], c0[i]));
     };
     int64_t b = 0;
     if (stream)
         for (; b < n && !streams_to(out + b); ++b) one(b);
     vector_out<T> vo {stream};
-    for (; b + lanes <= n; b += lanes) {
-        lanes16 r;
-        diff_src_lanes<T, F>(d, p.global_stats, d0 + b, s0 + b, x0 + b, lanes16(_mm512_loadu_ps(ak + b)),
-                lanes16(_mm512_loadu_ps(c2 + b)), lanes16(_mm512_loadu_ps(m + b)), lanes16(_mm512_loadu_ps(c0 + b)), r);
-        vo.put(out + b, r);
+    if constexpr (permuted_constants<T>) {
+        const __m512 t[4] = {_mm512_load_ps(ak), _mm512_load_ps(c2), _mm512_load_ps(m), _mm512_load_ps(c0)};
+        const __m512 inv_b = _mm512_set1_ps(1.f / float(p.B));
+        __m512 e = _mm512_add_ps(_mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                _mm512_set1_ps(float(e0 + b) + 0.5f));
+        for (; b + lanes <= n; b += lanes, e = _mm512_add_ps(e, _mm512_set1_ps(float(lanes)))) {
+            const __m512i ch = _mm512_maskz_cvttps_epi32(0xffff, _mm512_mul_ps(e, inv_b));
+            lanes16 r;
+            diff_src_lanes<T, F>(d, p.global_stats, d0 + b, s0 + b, x0 + b,
+                    lanes16(_mm512_maskz_permutexvar_ps(0xffff, ch, t[0])),
+                    lanes16(_mm512_maskz_permutexvar_ps(0xffff, ch, t[1])),
+                    lanes16(_mm512_maskz_permutexvar_ps(0xffff, ch, t[2])),
+                    lanes16(_mm512_maskz_permutexvar_ps(0xffff, ch, t[3])), r);
+            vo.put(out + b, r);
+        }
+    } else {
+        for (; b + lanes <= n; b += lanes) {
+            lanes16 r;
+            diff_src_lanes<T, F>(d, p.global_stats, d0 + b, s0 + b, x0 + b, lanes16(_mm512_loadu_ps(ak + b)),
+                    lanes16(_mm512_loadu_ps(c2 + b)), lanes16(_mm512_loadu_ps(m + b)), lanes16(_mm512_loadu_ps(c0 + b)),
+                    r);
+            vo.put(out + b, r);
+        }
     }
     vo.flush();
     for (; b < n; ++b) one(b);
@@ -230,7 +264,7 @@ BPG_ALWAYS_INLINE void short_rows_update_of(const bn_plan &p, const data &d, con
         const int64_t n = (k1 - k0) * p.B;
         for (int64_t e0 = 0; e0 < n; e0 += segment_elems) {
             const int64_t e1 = std::min(n, e0 + segment_elems);
-            fill_constants(p, cf, k0, e0, e1, sc);
+            fill_constants<T>(p, cf, k0, k1, e0, e1, sc);
             for (int64_t a = p.A - 1; a >= 0; --a)
                 short_rows_update_avx512<T, f.value>(p, d, sc, a, k0, e0, e1, d.nontemporal);
         }
