@@ -214,8 +214,9 @@ TEST(TbbBatchNormPaths, ShortRowsEveryRowEndAvx512) {
                 tbb_backend::generic_kernels_only() = false;
                 expect_bn_close(one, run_bn(c, backend_kind::ref, in), c);
                 for (auto &[id, v] : one) {
-                    EXPECT_EQ(0, std::memcmp(v.data(), three.at(id).data(), v.size() * 4)) << "3 threads, output " << id;
-                    EXPECT_EQ(0, std::memcmp(v.data(), generic.at(id).data(), v.size() * 4)) << "generic, output " << id;
+                    const size_t bytes = v.size() * 4;
+                    EXPECT_EQ(0, std::memcmp(v.data(), three.at(id).data(), bytes)) << "3 threads, output " << id;
+                    EXPECT_EQ(0, std::memcmp(v.data(), generic.at(id).data(), bytes)) << "generic, output " << id;
                 }
             }
 }
