@@ -2,6 +2,7 @@
 // a case that takes it, the path the compiled partition names, and its
 // results against the reference. Paths of large tensors are reached with
 // the size thresholds lowered; the generic loops by generic_kernels_only.
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -244,6 +245,45 @@ TEST(TbbBatchNormPaths, SlicesAndBlocksKeepTheBits) {
         }
         EXPECT_EQ(sliced, generic);
     }
+}
+
+// The short_rows_avx512 loops on every kind of row end: pass 1 adds a row's
+// last B % 16 elements by one overlapping load (tails of 1, 14 and 15
+// elements), none (B % 16 == 0), or lane by lane (B < 16), and sums the
+// lanes of up to 16 rows at once (groups of 3 channels, of 16, and a last
+// group of 4). Each against the reference, with the generic loops' bits, and
+// the same bits on 1 and 3 threads; inputs with full mantissas, so that a
+// changed order of additions shows.
+TEST(TbbBatchNormPaths, ShortRowsEveryRowEndAvx512) {
+    if (skip_without_avx512()) GTEST_SKIP() << "no AVX-512 on this CPU";
+    const std::string path = "bn:channel_groups:sums=short_rows_avx512:update=short_rows_avx512:cached";
+    const std::vector<dims> shapes = {{2, 48, 7, 7}, {3, 48, 5, 6}, {2, 48, 9, 7}, {2, 48, 4, 4}, {2, 48, 3, 3},
+            {2, 260, 7, 7}, {1, 260, 4, 8}};
+    uint32_t seed = 11;
+    for (data_type dt : {data_type::f32, data_type::bf16, data_type::f16})
+        for (const dims &ncx : shapes)
+            for (int into : {-1, 0, 1}) {
+                bn_case c = make(ncx, dt);
+                c.relu = into;
+                SCOPED_TRACE(c.name());
+                EXPECT_EQ(compile_bn_case(c, backend_kind::tbb).get_kernel_path(), path);
+                auto in = bn_inputs(c, seed++);
+                for (auto &[id, v] : in)
+                    if (id == 0 || id == 1 || id >= 10)
+                        for (float &x : v) x = x * 1.1f + 0.0123f;
+                std::map<size_t, std::vector<float>> one, three;
+                with_default_threads(1, [&] { one = run_bn(c, backend_kind::tbb, in); });
+                with_default_threads(3, [&] { three = run_bn(c, backend_kind::tbb, in); });
+                tbb_backend::generic_kernels_only() = true;
+                const auto generic = run_bn(c, backend_kind::tbb, in);
+                tbb_backend::generic_kernels_only() = false;
+                expect_bn_close(one, run_bn(c, backend_kind::ref, in), c);
+                for (auto &[id, v] : one) {
+                    const size_t bytes = v.size() * 4;
+                    EXPECT_EQ(0, std::memcmp(v.data(), three.at(id).data(), bytes)) << "3 threads, output " << id;
+                    EXPECT_EQ(0, std::memcmp(v.data(), generic.at(id).data(), bytes)) << "generic, output " << id;
+                }
+            }
 }
 
 } // namespace

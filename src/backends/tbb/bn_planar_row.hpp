@@ -35,8 +35,8 @@ struct chunk_sums {
         for (int l = 0; b < b1; ++b, ++l)
             kernels::bn_accumulate(s1[l], s2[l], rd.dd(d0 + b, x0 + b), rd.src(s0 + b, x0 + b), m);
     }
-    // ... then summed in order, in double (pairs_of_8 does the same
-    // additions for 8 chunks at once).
+    // ... then summed in order, in double (in_order_sums_16 does the same
+    // additions for 16 chunks at once).
     static BPG_ALWAYS_INLINE void pair_of(const float *s1, const float *s2, double *pair) {
         double t1 = 0, t2 = 0;
         for (int l = 0; l < lanes; ++l) t1 += s1[l], t2 += s2[l];

@@ -1,6 +1,7 @@
 // BN kernels on short planar rows (under 1 KB, e.g. 7x7 and 14x14) taken in
 // groups of channels, so that row a of a group is one run in memory.
 #include <algorithm>
+#include <type_traits>
 
 #include "backends/tbb/bn_kernels.hpp"
 #include "backends/tbb/bn_planar_row.hpp"
@@ -9,19 +10,57 @@ namespace bpg::tbb_backend::bn {
 
 namespace {
 
-// chunk_sums::pair_of for 8 chunks at once (chunk i's lanes s1[i], s2[i]),
-// one chunk per f64 lane: the same additions in the same order, so the same
-// bits. One chunk at a time, these 32 dependent additions took most of pass
-// 1 on 7x7 rows.
-__attribute__((target("avx512f"), always_inline)) inline void pairs_of_8(const float (*s1)[lanes],
-        const float (*s2)[lanes], double *t1, double *t2) {
-    const __m256i rows = _mm256_setr_epi32(0, lanes, 2 * lanes, 3 * lanes, 4 * lanes, 5 * lanes, 6 * lanes, 7 * lanes);
-    __m512d u1 = _mm512_setzero_pd(), u2 = u1;
-    for (int l = 0; l < lanes; ++l) {
-        u1 = _mm512_add_pd(u1, _mm512_maskz_cvtps_pd(0xff, _mm256_i32gather_ps(&s1[0][l], rows, 4)));
-        u2 = _mm512_add_pd(u2, _mm512_maskz_cvtps_pd(0xff, _mm256_i32gather_ps(&s2[0][l], rows, 4)));
+// The shuffles of transpose_16 (zero-masking forms, as in bn_lanes.hpp, for
+// GCC 12's warnings): pairs of f32 lanes, of f64 lanes, and 128-bit blocks.
+#define BPG_AVX512 __attribute__((target("avx512f"), always_inline)) inline
+BPG_AVX512 __m512 lo32(__m512 a, __m512 b) { return _mm512_maskz_unpacklo_ps(0xffff, a, b); }
+BPG_AVX512 __m512 hi32(__m512 a, __m512 b) { return _mm512_maskz_unpackhi_ps(0xffff, a, b); }
+BPG_AVX512 __m512 lo64(__m512 a, __m512 b) {
+    return _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(0xff, _mm512_castps_pd(a), _mm512_castps_pd(b)));
+}
+BPG_AVX512 __m512 hi64(__m512 a, __m512 b) {
+    return _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(0xff, _mm512_castps_pd(a), _mm512_castps_pd(b)));
+}
+template <int Blocks> BPG_AVX512 __m512 blocks(__m512 a, __m512 b) {
+    return _mm512_maskz_shuffle_f32x4(0xffff, a, b, Blocks);
+}
+
+// Rows r[0..15] of 16 f32 lanes transposed in place (r[l]: lane l of every
+// row), by the usual four stages of shuffles.
+BPG_AVX512 void transpose_16(__m512 *r) {
+    __m512 t[16], u[16];
+    for (int i = 0; i < 16; i += 2) t[i] = lo32(r[i], r[i + 1]), t[i + 1] = hi32(r[i], r[i + 1]);
+    // u[4g + j]: in 128-bit block q, rows 4g..4g+3 of lane 4q + j.
+    for (int g = 0; g < 16; g += 4) {
+        u[g] = lo64(t[g], t[g + 2]), u[g + 1] = hi64(t[g], t[g + 2]);
+        u[g + 2] = lo64(t[g + 1], t[g + 3]), u[g + 3] = hi64(t[g + 1], t[g + 3]);
     }
-    _mm512_storeu_pd(t1, u1), _mm512_storeu_pd(t2, u2);
+    // Then the 4x4 transpose of 128-bit blocks across the row groups.
+    for (int j = 0; j < 4; ++j) {
+        const __m512 v0 = blocks<0x44>(u[j], u[4 + j]), v1 = blocks<0xee>(u[j], u[4 + j]),
+                     v2 = blocks<0x44>(u[8 + j], u[12 + j]), v3 = blocks<0xee>(u[8 + j], u[12 + j]);
+        r[j] = blocks<0x88>(v0, v2), r[4 + j] = blocks<0xdd>(v0, v2);
+        r[8 + j] = blocks<0x88>(v1, v3), r[12 + j] = blocks<0xdd>(v1, v3);
+    }
+}
+
+// f32 lanes 0-7 (half 0) or 8-15 (half 1) of v as f64.
+template <int Half> BPG_AVX512 __m512d f64_half(__m512 v) {
+    return _mm512_maskz_cvtps_pd(0xff, _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xf, _mm512_castps_pd(v), Half)));
+}
+
+// chunk_sums::pair_of for up to 16 chunks at once (chunk i's lanes s[i]),
+// one chunk per f64 lane: the same additions in the same order, so the same
+// bits. The rows transposed in registers: reading the columns with gathers
+// took about a third of pass 1 on 7x7 rows.
+BPG_AVX512 void in_order_sums_16(const float (*s)[lanes], int n, double *t) {
+    __m512 r[16];
+    for (int i = 0; i < 16; ++i) r[i] = i < n ? _mm512_load_ps(s[i]) : _mm512_setzero_ps();
+    transpose_16(r);
+    __m512d lo = _mm512_setzero_pd(), hi = lo;
+    for (int l = 0; l < lanes; ++l)
+        lo = _mm512_add_pd(lo, f64_half<0>(r[l])), hi = _mm512_add_pd(hi, f64_half<1>(r[l]));
+    _mm512_storeu_pd(t, lo), _mm512_storeu_pd(t + 8, hi);
 }
 
 // Pass 1 on a group's row a reads its row a + short_rows_ahead into L2: the
@@ -30,9 +69,27 @@ __attribute__((target("avx512f"), always_inline)) inline void pairs_of_8(const f
 // gains nothing).
 constexpr int64_t short_rows_ahead = 2;
 
+// Adds the last B % 16 elements of a row of B >= 16 into lanes 0, 1, ...
+// of cs, as chunk_sums::lanes_with_tail does one by one (the same operations
+// on each lane, so the same bits): the row's last 16 elements in one load,
+// moved down to lanes 0.. by `down`, and only the lanes of `tail` updated.
+template <typename T, bn_fusion F>
+BPG_AVX512 void add_tail_lanes(const data &d, int64_t d_end, int64_t s_end, int64_t x_end, __m512i down,
+        __mmask16 tail, chunk_sums &cs) {
+    lanes16 g, x;
+    load_lanes<T, F>(d, d_end - lanes, s_end - lanes, x_end - lanes, g, x);
+    g = lanes16(_mm512_maskz_permutexvar_ps(0xffff, down, __m512(g)));
+    x = lanes16(_mm512_maskz_permutexvar_ps(0xffff, down, __m512(x)));
+    lanes16 v1 = cs.v1, v2 = cs.v2;
+    kernels::bn_accumulate(v1, v2, g, x, cs.mv);
+    cs.v1 = lanes16(_mm512_mask_mov_ps(__m512(cs.v1), tail, __m512(v1)));
+    cs.v2 = lanes16(_mm512_mask_mov_ps(__m512(cs.v2), tail, __m512(v2)));
+}
+#undef BPG_AVX512
+
 // Pass 1 on planar rows (a, k), k in [k0, k1), each row one chunk (B <=
 // planar_chunk): each row's lanes as chunk_sums leaves them, then their
-// pairs 8 rows at a time (same bits as sums_planar).
+// pairs 16 rows at a time (same bits as sums_planar).
 template <typename T, bn_fusion F>
 __attribute__((target("avx512f"))) void short_rows_sums_avx512(const bn_plan &p, const data &d, const float *mean,
         double *partial, int64_t a, int64_t k0, int64_t k1) {
@@ -40,33 +97,42 @@ __attribute__((target("avx512f"))) void short_rows_sums_avx512(const bn_plan &p,
     const int64_t ahead = a + short_rows_ahead, channels = k1 - k0;
     const int64_t dd_ahead = at(p.dd, ahead, k0, 0), src_ahead = at(p.src, ahead, k0, 0),
                   relu_ahead = at(p.relu_in, ahead, k0, 0);
-    // (+1: a run off a line boundary spans one more.)
+    // (+1: a run off a line boundary spans one more.) Spread over the
+    // channels, a few lines before each.
     const int64_t lines_ahead = ahead < p.A ? (channels * p.B * int64_t(sizeof(T)) + 63) / 64 + 1 : 0;
+    const int64_t lines_per_channel = (lines_ahead + channels - 1) / channels;
+    const int64_t whole = p.B / lanes * lanes;
+    const int tail = int(p.B - whole);
+    const __mmask16 tail_lanes = __mmask16((1u << tail) - 1);
+    const __m512i down = _mm512_and_si512(
+            _mm512_add_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                    _mm512_set1_epi32(lanes - tail)),
+            _mm512_set1_epi32(lanes - 1));
     alignas(64) float s1[16][lanes], s2[16][lanes];
+    int64_t line = 0;
     for (int64_t j0 = k0; j0 < k1; j0 += 16) {
         const int n = int(std::min<int64_t>(16, k1 - j0));
-        if (n % 8) { // rows n.. of the last 8 are added too (and dropped): defined values
-            __builtin_memset(s1[n], 0, sizeof(float) * lanes * size_t(8 - n % 8));
-            __builtin_memset(s2[n], 0, sizeof(float) * lanes * size_t(8 - n % 8));
-        }
         for (int i = 0; i < n; ++i) {
             const int64_t k = j0 + i;
-            // Channel k's share of the lines ahead.
-            for (int64_t l = lines_ahead * (k - k0) / channels; l < lines_ahead * (k - k0 + 1) / channels; ++l)
-                rd.prefetch(dd_ahead, src_ahead, relu_ahead, 64 * l);
+            for (const int64_t end = std::min(lines_ahead, line + lines_per_channel); line < end; ++line)
+                rd.prefetch(dd_ahead, src_ahead, relu_ahead, 64 * line);
             const int64_t s0 = at(p.src, a, k, 0), d0 = at(p.dd, a, k, 0), x0 = at(p.relu_in, a, k, 0);
             chunk_sums cs(mean[k]);
-            int64_t b = 0;
-            for (; b + lanes <= p.B; b += lanes) {
+            for (int64_t b = 0; b < whole; b += lanes) {
                 lanes16 g, x;
                 load_lanes<T, F>(d, d0 + b, s0 + b, x0 + b, g, x);
                 cs.add(g, x);
             }
-            cs.lanes_with_tail(rd, b, p.B, d0, s0, x0, s1[i], s2[i]);
+            if (tail == 0 || whole > 0) {
+                if (tail) add_tail_lanes<T, F>(d, d0 + p.B, s0 + p.B, x0 + p.B, down, tail_lanes, cs);
+                _mm512_store_ps(s1[i], __m512(cs.v1)), _mm512_store_ps(s2[i], __m512(cs.v2));
+            } else {
+                cs.lanes_with_tail(rd, 0, p.B, d0, s0, x0, s1[i], s2[i]);
+            }
         }
         double t1[16], t2[16];
-        pairs_of_8(s1, s2, t1, t2);
-        if (n > 8) pairs_of_8(s1 + 8, s2 + 8, t1 + 8, t2 + 8);
+        in_order_sums_16(s1, n, t1);
+        in_order_sums_16(s2, n, t2);
         for (int i = 0; i < n; ++i) {
             double *pair = partial + 2 * ((j0 + i) * p.A + a); // row (a, k)'s only chunk
             pair[0] = t1[i], pair[1] = t2[i];
@@ -74,60 +140,101 @@ __attribute__((target("avx512f"))) void short_rows_sums_avx512(const bn_plan &p,
     }
 }
 
-// Pass 2 on rows (a, k), k in [k0, k1) (16 at most), whose rows follow one
-// another in every tensor (see channels_per_task), into diff_src: the run of
-// (k1 - k0) * B elements as one array of whole vectors, each lane's channel
-// constants picked by vpermps from the group's 16 (lane channel (e + 0.5) / B
-// in f32, exact for these sizes), the same arithmetic per element as
-// update_row_avx512 (same bits): row by row, the calls and each row's tail
-// cost more than the rows. With `stream`, the vectors from the run's first
-// line boundary on leave with non-temporal stores and no fence: the caller
-// fences once after all its runs (a fence per staged run held up the stores
-// that followed it).
-template <typename T, bn_fusion F>
-__attribute__((target("avx512f"))) void short_rows_update_avx512(const bn_plan &p, const data &d, const coeffs &cf,
-        int64_t a, int64_t k0, int64_t k1, bool stream) {
-    const reader<T, F> rd(d);
-    const int64_t n = (k1 - k0) * p.B, s0 = at(p.src, a, k0, 0), d0 = at(p.dd, a, k0, 0), x0 = at(p.relu_in, a, k0, 0);
-    T *out = static_cast<T *>(d.ds) + at(p.ds, a, k0, 0);
-    alignas(64) float table[4][lanes] = {};
-    for (int64_t k = k0; k < k1; ++k) {
-        const size_t i = size_t(k - k0), c = size_t(k);
-        table[0][i] = cf.a[c], table[1][i] = cf.c2[c], table[2][i] = cf.mean[c], table[3][i] = cf.c0[c];
+// Pass 2's channel constants (a, c2, mean, c0) of a group, made once per
+// group and read by every row a. 16-bit data: those of every element of a
+// segment of the group's run, which a vector's lanes load as they are
+// (picked lane by lane with vpermps, four permutes a vector crowded the
+// shuffle port that the 16-bit loads and stores also take). f32: those of
+// the group's channels (16 at most), picked by the permutes, which measured
+// faster there than two more loads a vector. At most segment_elems
+// elements, so the table stays on the stack: a group's run
+// (channels_per_task) is under 5 KB, at most 2 segments of 16-bit elements.
+constexpr int64_t segment_elems = 1280;
+struct segment_constants {
+    alignas(64) float c[4][segment_elems];
+};
+
+template <typename T> constexpr bool permuted_constants = std::is_same_v<T, float>;
+
+// The constants of run elements [e0, e1) of channels k0.. (rows of B), or
+// of channels [k0, k1).
+template <typename T>
+void fill_constants(const bn_plan &p, const coeffs &cf, int64_t k0, int64_t k1, int64_t e0, int64_t e1,
+        segment_constants &sc) {
+    const auto put = [&](size_t k, int64_t i0, int64_t i1) {
+        const float v[4] = {cf.a[k], cf.c2[k], cf.mean[k], cf.c0[k]};
+        for (int c = 0; c < 4; ++c) std::fill(sc.c[c] + i0, sc.c[c] + i1, v[c]);
+    };
+    if constexpr (permuted_constants<T>) {
+        for (int64_t k = k0; k < k1; ++k) put(size_t(k), k - k0, k - k0 + 1);
+        for (int64_t i = k1 - k0; i < lanes; ++i) put(size_t(k0), i, i + 1); // (lanes no element picks)
+        return;
     }
+    for (int64_t e = e0; e < e1;) {
+        const int64_t end = std::min(e1, (e / p.B + 1) * p.B);
+        put(size_t(k0 + e / p.B), e - e0, end - e0);
+        e = end;
+    }
+}
+
+// Pass 2 on elements [e0, e1) of the run of rows (a, k), k in [k0, ..),
+// whose rows follow one another in every tensor (see channels_per_task),
+// into diff_src: as one array of whole vectors, each lane with its element's
+// constants from `sc` (f32: lane channel (e + 0.5) / B in f32, exact for
+// these sizes), the same arithmetic per element as update_row_avx512 (same
+// bits): row by row, the calls and each row's tail cost more than the rows.
+// With `stream`, the vectors from the segment's first line boundary on
+// leave with non-temporal stores and no fence: the caller fences once after
+// all its runs (a fence per staged run held up the stores that followed it).
+template <typename T, bn_fusion F>
+__attribute__((target("avx512f"))) void short_rows_update_avx512(const bn_plan &p, const data &d,
+        const segment_constants &sc, int64_t a, int64_t k0, int64_t e0, int64_t e1, bool stream) {
+    const reader<T, F> rd(d);
+    const int64_t n = e1 - e0, s0 = at(p.src, a, k0, 0) + e0, d0 = at(p.dd, a, k0, 0) + e0,
+                  x0 = at(p.relu_in, a, k0, 0) + e0;
+    T *out = static_cast<T *>(d.ds) + at(p.ds, a, k0, 0) + e0;
+    const float *ak = sc.c[0], *c2 = sc.c[1], *m = sc.c[2], *c0 = sc.c[3];
     const auto one = [&](int64_t b) {
-        const size_t i = size_t(b / p.B);
-        out[b] = from_f32<T>(diff_src_one(rd, p.global_stats, d0 + b, s0 + b, x0 + b, table[0][i], table[1][i],
-                table[2][i], table[3][i]));
+        const size_t i = size_t(permuted_constants<T> ? (e0 + b) / p.B : b);
+        out[b] = from_f32<T>(diff_src_one(rd, p.global_stats, d0 + b, s0 + b, x0 + b, ak[i], c2[i], m[i], c0[i]));
     };
     int64_t b = 0;
     if (stream)
         for (; b < n && !streams_to(out + b); ++b) one(b);
-    const __m512 ak = _mm512_load_ps(table[0]), c2 = _mm512_load_ps(table[1]), m = _mm512_load_ps(table[2]),
-                 c0 = _mm512_load_ps(table[3]);
-    const __m512 inv_b = _mm512_set1_ps(1.f / float(p.B));
-    __m512 e = _mm512_add_ps(_mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-            _mm512_set1_ps(float(b) + 0.5f));
     vector_out<T> vo {stream};
-    for (; b + lanes <= n; b += lanes, e = _mm512_add_ps(e, _mm512_set1_ps(float(lanes)))) {
-        const __m512i ch = _mm512_maskz_cvttps_epi32(0xffff, _mm512_mul_ps(e, inv_b));
-        lanes16 r;
-        diff_src_lanes<T, F>(d, p.global_stats, d0 + b, s0 + b, x0 + b, lanes16(_mm512_maskz_permutexvar_ps(0xffff, ch, ak)),
-                lanes16(_mm512_maskz_permutexvar_ps(0xffff, ch, c2)), lanes16(_mm512_maskz_permutexvar_ps(0xffff, ch, m)),
-                lanes16(_mm512_maskz_permutexvar_ps(0xffff, ch, c0)), r);
-        vo.put(out + b, r);
+    if constexpr (permuted_constants<T>) {
+        const __m512 t[4] = {_mm512_load_ps(ak), _mm512_load_ps(c2), _mm512_load_ps(m), _mm512_load_ps(c0)};
+        const __m512 inv_b = _mm512_set1_ps(1.f / float(p.B));
+        __m512 e = _mm512_add_ps(_mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                _mm512_set1_ps(float(e0 + b) + 0.5f));
+        for (; b + lanes <= n; b += lanes, e = _mm512_add_ps(e, _mm512_set1_ps(float(lanes)))) {
+            const __m512i ch = _mm512_maskz_cvttps_epi32(0xffff, _mm512_mul_ps(e, inv_b));
+            lanes16 r;
+            diff_src_lanes<T, F>(d, p.global_stats, d0 + b, s0 + b, x0 + b,
+                    lanes16(_mm512_maskz_permutexvar_ps(0xffff, ch, t[0])),
+                    lanes16(_mm512_maskz_permutexvar_ps(0xffff, ch, t[1])),
+                    lanes16(_mm512_maskz_permutexvar_ps(0xffff, ch, t[2])),
+                    lanes16(_mm512_maskz_permutexvar_ps(0xffff, ch, t[3])), r);
+            vo.put(out + b, r);
+        }
+    } else {
+        for (; b + lanes <= n; b += lanes) {
+            lanes16 r;
+            diff_src_lanes<T, F>(d, p.global_stats, d0 + b, s0 + b, x0 + b, lanes16(_mm512_loadu_ps(ak + b)),
+                    lanes16(_mm512_loadu_ps(c2 + b)), lanes16(_mm512_loadu_ps(m + b)), lanes16(_mm512_loadu_ps(c0 + b)),
+                    r);
+            vo.put(out + b, r);
+        }
     }
     vo.flush();
     for (; b < n; ++b) one(b);
 }
 
 // Pass 2 on the planar rows (a, k) of channels [k0, k1), which follow one
-// another in diff_src (ds.k == B); with AVX-512 as one run (above), else row
-// by row into one staged output run.
+// another in diff_src (ds.k == B), row by row into one staged output run.
 template <typename T, bn_fusion F>
 BPG_ALWAYS_INLINE void update_rows_of_channels(const bn_plan &p, const data &d, const coeffs &cf, int64_t a, int64_t k0,
         int64_t k1) {
-    if (p.update == bn_loops::short_rows_avx512) return short_rows_update_avx512<T, F>(p, d, cf, a, k0, k1, d.nontemporal);
     const out_run<T> o(static_cast<T *>(d.ds) + at(p.ds, a, k0, 0), (k1 - k0) * p.B, d.nontemporal);
     for (int64_t k = k0; k < k1; ++k) update_row_into<T, F>(p, d, cf, a, k, o.out + (k - k0) * p.B);
     o.finish();
@@ -149,7 +256,18 @@ BPG_ALWAYS_INLINE void short_rows_sums_of(const bn_plan &p, const data &d, const
 template <typename T>
 BPG_ALWAYS_INLINE void short_rows_update_of(const bn_plan &p, const data &d, const coeffs &cf, int64_t k0, int64_t k1) {
     with_fusion(p.fusion, [&](auto f) BPG_LAMBDA_INLINE {
-        for (int64_t a = p.A - 1; a >= 0; --a) update_rows_of_channels<T, f.value>(p, d, cf, a, k0, k1);
+        if (p.update != bn_loops::short_rows_avx512) {
+            for (int64_t a = p.A - 1; a >= 0; --a) update_rows_of_channels<T, f.value>(p, d, cf, a, k0, k1);
+            return;
+        }
+        segment_constants sc;
+        const int64_t n = (k1 - k0) * p.B;
+        for (int64_t e0 = 0; e0 < n; e0 += segment_elems) {
+            const int64_t e1 = std::min(n, e0 + segment_elems);
+            fill_constants<T>(p, cf, k0, k1, e0, e1, sc);
+            for (int64_t a = p.A - 1; a >= 0; --a)
+                short_rows_update_avx512<T, f.value>(p, d, sc, a, k0, e0, e1, d.nontemporal);
+        }
     });
     end_of_streamed_rows(d);
 }

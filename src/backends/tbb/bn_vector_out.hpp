@@ -14,7 +14,8 @@ namespace bpg::tbb_backend::bn {
 __attribute__((target("avx512f"), always_inline)) inline u16x16 to_16bit(bf16_t *, const lanes16 &r) {
     u32x16 bits;
     kernels::bf16_bits_of_f32_bits(bits, (u32x16)r); // (u32x16)r: the bits, by a same-size vector cast
-    return __builtin_convertvector(bits, u16x16);
+    // vpmovdw: GCC narrows __builtin_convertvector without AVX512BW through packs and permutes.
+    return u16x16(_mm512_maskz_cvtepi32_epi16(0xffff, __m512i(bits)));
 }
 __attribute__((target("avx512f"), always_inline)) inline u16x16 to_16bit(f16_t *, const lanes16 &r) {
     // (The zero-masking form: GCC 12's unmasked one warns of its own undefined operand.)
