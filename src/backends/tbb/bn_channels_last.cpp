@@ -33,12 +33,13 @@ struct wide_blocks {
           block(blocked ? p.channel_block : std::max<int64_t>(kv - k0, 1)) {}
 };
 
+// Rows whose sums pass 1 adds in registers before storing them.
+constexpr int64_t rows_at_once = 4;
+
 // Pass 1 on channels [k0, k1) of rows [a0, a1) of a chunk (sums_channels_last):
 // the sums added into s1, s2 (indexed by channel) between rows. With
 // use_global_stats (`global`), also diff_src = a * diff_dst of row a into out
 // + (a - a0) * out_stride (`stream`: see vector_out).
-constexpr int64_t rows_at_once = 4;
-
 template <typename T, bn_fusion F>
 __attribute__((target("avx512f"))) void sums_channels_last_wide_avx512(const bn_plan &p, const data &d, const float *mean,
         int64_t a0, int64_t a1, int64_t k0, int64_t k1, float *s1, float *s2, const coeffs *global, T *out,

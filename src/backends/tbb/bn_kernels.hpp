@@ -7,9 +7,9 @@
 // has ceil(B / planar_chunk) chunks at pairs [r * chunks, (r + 1) * chunks);
 // channels-last chunk c (rows [c, c + 1) * channels_last_chunk) has channel k's at
 // pair c * K + k, whichever item of the chunk (slice_of) sums it. run_bn_plan
-// adds them up in one fixed order. With
-// use_global_stats (`global` set), the same sweep writes diff_src = a *
-// diff_dst. Pass 2 ("update") writes diff_src from the coefficients.
+// adds them up in one fixed order. With use_global_stats (`global` set), the
+// same sweep writes diff_src = a * diff_dst. Pass 2 ("update") writes
+// diff_src from the coefficients.
 #pragma once
 
 #include <algorithm>

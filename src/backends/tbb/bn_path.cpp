@@ -58,8 +58,8 @@ bn_loops planar_update(const bn_plan &p) {
 // Channels-last rows of so many channels that the per-channel arrays the
 // wide loops read beside each vector of data (sums and mean, or the four
 // coefficients: 12-16 bytes a channel) leave L1: blocks of channels, each
-// across the rows. Blocks of 32 channels keep the rows' segments on 64-byte
-// lines in every dtype (streamed stores).
+// across the rows. Rows of a multiple of 32 channels keep every row's
+// segments on 64-byte lines in every dtype (streamed stores).
 constexpr int64_t wide_block_channels = 1024;
 
 bn_loops wide_loops(const bn_plan &p) {
@@ -107,7 +107,7 @@ bool sliceable(bn_loops l) {
 
 void slice_channels(bn_plan &p) {
     p.slice = p.K;
-    const int64_t chunks = (p.A + bn::channels_last_chunk - 1) / bn::channels_last_chunk, tasks = tasks_at_once();
+    const int64_t chunks = bn::chunks_of(p), tasks = tasks_at_once();
     if (p.planar || p.one_task || !sliceable(p.sums) || chunks >= 2 * tasks) return;
     const int64_t wanted = (4 * tasks + chunks - 1) / chunks; // slices per chunk
     const int64_t slice = std::max(min_slice, ((p.K + wanted - 1) / wanted + slice_unit - 1) / slice_unit * slice_unit);
