@@ -214,8 +214,16 @@ template <typename T> struct task {
             gather_rows(p.inner_rows, g, s.rows.data(), p.run, dst, row_stride, nrows, gather_nontemporal);
         } else {
             gather_rows(p.inner_rows, g, s.rows.data(), p.run, s.out.data(), g.in, nrows);
-            for (int64_t r = 0; r < nrows; ++r) row_io<T>::store(s.out.data() + r * g.in, dst + r * row_stride, g.in);
+            store_rows(nrows, dst, row_stride);
         }
+    }
+
+    // 16-bit planar: nrows f32 rows of s.out out to diff_src rows at dst +
+    // r * row_stride, in one conversion when they are contiguous there.
+    BPG_ALWAYS_INLINE void store_rows(int64_t nrows, T *dst, int64_t row_stride) {
+        const int64_t w = p.axes[size_t(p.nsp - 1)].in;
+        if (row_stride == w) return row_io<T>::store(s.out.data(), dst, nrows * w);
+        for (int64_t r = 0; r < nrows; ++r) row_io<T>::store(s.out.data() + r * w, dst + r * row_stride, w);
     }
 
     // Planar: the level above the last and the last, for inputs [i0, i0 +
@@ -233,7 +241,7 @@ template <typename T> struct task {
                         prefetch_bytes);
             } else {
                 sum_gather_rows(a, i0, count, s.x.data(), rows, p.inner_rows, g, s.out.data(), g.in, s.rows.data());
-                for (int64_t r = 0; r < count; ++r) row_io<T>::store(s.out.data() + r * g.in, dst + r * row_stride, g.in);
+                store_rows(count, dst, row_stride);
             }
             return;
         }
@@ -316,7 +324,12 @@ template <typename T> struct task {
                 rows.base = dd;
             } else {
                 const int64_t first = g.first_output(i, i1), end = g.end_output(i, i1);
-                for (int64_t o = first; o < end; ++o) load_row0(dd + o * p.dd_sp[0], s.tile.data() + (o - first) * n, n);
+                // Rows one after another (dense planes): one conversion for
+                // all, not one per row (short rows pay its setup per row).
+                if (p.dd_sp[0] == n) load_row0(dd + first * n, s.tile.data(), (end - first) * n);
+                else
+                    for (int64_t o = first; o < end; ++o)
+                        load_row0(dd + o * p.dd_sp[0], s.tile.data() + (o - first) * n, n);
                 rows = {s.tile.data(), n, first};
             }
             rows_to_diff_src(p.grouped[0], i, i1 - i, rows, n, ds + i * p.ds_sp[0], p.ds_sp[0],
