@@ -181,7 +181,7 @@ TEST(TbbInterpolatePaths, PlanarSmallPlanes2d) {
         expect_path(c, path, 3);
     }
     for (data_type dt : {bf16, f16}) {
-        const std::string tile = "interpolate:planar_small_planes_2d:converted_tile:cached";
+        const std::string tile = "interpolate:planar_small_planes_2d:converted_in_registers:cached";
         expect_path(make_case(layout::ncx, dt, 2, 100, {7, 7}, {14, 14}), tile);
         expect_path(make_case(layout::ncx, dt, 2, 100, {14, 14}, {7, 7}, "nearest"), tile, 3);
         expect_path(make_case(layout::nxc, dt, 201, 1, {7, 5}, {3, 13}), tile, 3);

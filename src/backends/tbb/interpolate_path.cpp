@@ -143,6 +143,7 @@ std::string to_string(interp_source s) {
         case interp_source::f32_strided: return "f32_strided";
         case interp_source::converted_tile: return "converted_tile";
         case interp_source::converted_ring: return "converted_ring";
+        case interp_source::converted_in_registers: return "converted_in_registers";
     }
     return "?";
 }
@@ -177,6 +178,9 @@ void choose_interp_path(interp_plan &p) {
     p.tasks_per_plane = tasks_per_plane(p);
     p.source = source_of(p);
     p.levels = levels_of(p);
+    // Small planes convert 16-bit data as they transpose it, in registers.
+    if (p.levels == interp_levels::planar_small_planes_2d && p.dt != data_type::f32)
+        p.source = interp_source::converted_in_registers;
     p.batch = batch_of(p);
     p.level0_batch = inputs_of(p, p.batch);
     if (p.source == interp_source::converted_tile) p.batch_rows = most_outputs_of_a_batch(p.axes[0], p.level0_batch);
