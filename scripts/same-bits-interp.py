@@ -21,6 +21,8 @@ CASES = [
     ('NCX', 2, 100, [14, 14], [7, 7], 'linear', 'half_pixel'),
     ('NCX', 3, 67, [7, 6], [13, 14], 'nearest', 'asymmetric'),
     ('NCX', 2, 100, [7, 7], [14, 14], 'linear', 'align_corners'),
+    ('NCX', 2, 200, [14, 14], [28, 28], 'linear', 'half_pixel'),
+    ('NCX', 2, 200, [16, 16], [32, 32], 'nearest', 'half_pixel'),
     ('NCX', 2, 40, [14, 14], [28, 28], 'linear', 'half_pixel'),     # planar rows
     ('NCX', 2, 40, [28, 28], [14, 14], 'linear', 'half_pixel'),
     ('NCX', 2, 8, [33, 31], [66, 62], 'linear', 'half_pixel'),

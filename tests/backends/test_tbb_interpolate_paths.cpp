@@ -171,6 +171,8 @@ TEST(TbbInterpolatePaths, PlanarSmallPlanes2d) {
     expect_path(make_case(layout::ncx, f32, 3, 67, {7, 7}, {14, 14}, "nearest"), path, 3);
     expect_path(make_case(layout::ncx, f32, 1, 200, {7, 5}, {3, 13}), path);
     expect_path(make_case(layout::ncx, f32, 1, 200, {5, 1}, {1, 9}), path);
+    expect_path(make_case(layout::ncx, f32, 2, 100, {14, 14}, {28, 28}), path, 3); // the largest planes
+    expect_path(make_case(layout::ncx, f32, 2, 100, {16, 16}, {32, 32}, "nearest"), path);
     expect_path(make_case(layout::nxc, f32, 201, 1, {6, 7}, {13, 14}), path, 3);
     for (const char *coord : {"align_corners", "asymmetric", "pytorch_half_pixel", "tf_half_pixel_for_nn"}) {
         interp_case c = make_case(layout::ncx, f32, 2, 100, {7, 6}, {13, 14}, "nearest");
@@ -185,9 +187,10 @@ TEST(TbbInterpolatePaths, PlanarSmallPlanes2d) {
         expect_path(make_case(layout::ncx, dt, 2, 100, {7, 7}, {14, 14}), tile);
         expect_path(make_case(layout::ncx, dt, 2, 100, {14, 14}, {7, 7}, "nearest"), tile, 3);
         expect_path(make_case(layout::nxc, dt, 201, 1, {7, 5}, {3, 13}), tile, 3);
+        expect_path(make_case(layout::ncx, dt, 2, 100, {14, 14}, {28, 28}), tile, 3);
     }
     // Planes too large or too few, diff_dst rows with gaps: the row paths.
-    expect_path(make_case(layout::ncx, f32, 2, 100, {14, 14}, {28, 28}),
+    expect_path(make_case(layout::ncx, f32, 2, 100, {17, 16}, {34, 32}),
             "interpolate:planar_fused_row_gather_2d:f32:batch=8:cached");
     expect_path(make_case(layout::ncx, f32, 2, 100, {33, 32}, {16, 16}),
             "interpolate:planar_rows_then_gather_2d:f32:batch=task:cached");
