@@ -206,6 +206,26 @@ TEST(TbbInterpolatePaths, ChannelsLastFusedRuns2d) {
             "interpolate:channels_last_fused_runs_2d:f32:batch=1:cached");
     expect_path(make_case(layout::ncx_channels_last, f32, 2, 16, {5, 7}, {10, 14}, "nearest"),
             "interpolate:channels_last_fused_runs_2d:f32:batch=1:cached");
+    // 16-bit: the same pass, converting in registers.
+    const std::string in_registers = "interpolate:channels_last_fused_runs_2d:converted_in_registers:batch=1:cached";
+    for (data_type dt : {bf16, f16}) {
+        expect_path(make_case(layout::nxc, dt, 2, 32, {5, 7}, {10, 14}), in_registers);
+        expect_path(make_case(layout::nxc, dt, 3, 64, {7, 7}, {14, 14}), in_registers, 3);
+        expect_path(make_case(layout::ncx_channels_last, dt, 2, 16, {5, 7}, {10, 14}, "nearest"), in_registers, 3);
+        expect_path(make_case(layout::nxc, dt, 2, 48, {6, 5}, {9, 10}), in_registers, 3);
+        expect_path(make_case(layout::nxc, dt, 2, 16, {14, 14}, {7, 7}, "nearest"), in_registers);
+        expect_path(make_case(layout::nxc, dt, 2, 16, {6, 7}, {18, 21}, "nearest"), in_registers);
+        // Nearest in every mode; linear where the innermost axis is a 2x
+        // interior (else the levels apart: ChannelsLastLevels2d).
+        for (const char *coord : {"align_corners", "asymmetric", "pytorch_half_pixel", "tf_half_pixel_for_nn"}) {
+            interp_case c = make_case(layout::nxc, dt, 2, 32, {6, 7}, {13, 14}, "nearest");
+            c.coord = coord;
+            expect_path(c, in_registers, 3);
+        }
+        interp_case c = make_case(layout::nxc, dt, 2, 32, {6, 7}, {12, 14});
+        c.coord = "pytorch_half_pixel";
+        expect_path(c, in_registers, 3);
+    }
 }
 
 TEST(TbbInterpolatePaths, ChannelsLastLevels2d) {
@@ -214,12 +234,23 @@ TEST(TbbInterpolatePaths, ChannelsLastLevels2d) {
             "interpolate:channels_last_levels_2d:f32:batch=4:cached");
     expect_path(make_case(layout::ncx_channels_last, f32, 2, 3, {5, 7}, {9, 4}),
             "interpolate:channels_last_levels_2d:f32:batch=1:cached");
-    for (data_type dt : {bf16, f16})
-        expect_path(make_case(layout::nxc, dt, 2, 32, {5, 7}, {10, 14}),
+    // 16-bit runs the fused pass cannot take: C not whole vectors, gaps
+    // between diff_dst's runs, no AVX-512.
+    for (data_type dt : {bf16, f16}) {
+        expect_path(make_case(layout::nxc, dt, 2, 24, {5, 7}, {10, 14}),
                 "interpolate:channels_last_levels_2d:converted_ring:batch=1:cached");
+        expect_path(padded_diff_dst(make_case(layout::nxc, dt, 2, 32, {5, 7}, {10, 14}), 16),
+                "interpolate:channels_last_levels_2d:converted_ring:batch=1:cached");
+        interp_case c = make_case(layout::nxc, dt, 2, 32, {6, 7}, {12, 14});
+        c.coord = "align_corners";
+        expect_path(c, "interpolate:channels_last_levels_2d:converted_ring:batch=1:cached", 3);
+    }
     const generic_loops generic;
     expect_path(make_case(layout::nxc, f32, 2, 32, {5, 7}, {10, 14}),
             "interpolate:channels_last_levels_2d:f32:batch=4:cached");
+    for (data_type dt : {bf16, f16})
+        expect_path(make_case(layout::nxc, dt, 2, 32, {5, 7}, {10, 14}),
+                "interpolate:channels_last_levels_2d:converted_ring:batch=1:cached");
 }
 
 TEST(TbbInterpolatePaths, PlanarFusedRowGatherNd) {
@@ -323,6 +354,22 @@ TEST(TbbInterpolatePaths, SourceConvertedTile) {
         const generic_loops generic;
         expect_path(make_case(layout::ncx, dt, 2, 4, {5, 7}, {10, 14}),
                 "interpolate:planar_rows_then_gather_2d:converted_tile:batch=8:cached");
+    }
+}
+
+// 16-bit read and written by the kernel itself, 16 values a register: the
+// small planes (NCX, NXC with C = 1) and the channels-last fused runs.
+TEST(TbbInterpolatePaths, SourceConvertedInRegisters) {
+    REQUIRE_AVX512F();
+    for (data_type dt : {bf16, f16}) {
+        expect_path(make_case(layout::ncx, dt, 2, 100, {7, 7}, {14, 14}),
+                "interpolate:planar_small_planes_2d:converted_in_registers:cached", 3);
+        expect_path(make_case(layout::nxc, dt, 201, 1, {14, 14}, {7, 7}),
+                "interpolate:planar_small_planes_2d:converted_in_registers:cached");
+        expect_path(make_case(layout::nxc, dt, 2, 32, {5, 7}, {10, 14}),
+                "interpolate:channels_last_fused_runs_2d:converted_in_registers:batch=1:cached", 3);
+        expect_path(make_case(layout::ncx_channels_last, dt, 2, 16, {5, 7}, {10, 14}),
+                "interpolate:channels_last_fused_runs_2d:converted_in_registers:batch=1:cached");
     }
 }
 

@@ -39,12 +39,25 @@ int64_t tasks_per_plane(const interp_plan &p) {
     return planes >= want ? 1 : std::max<int64_t>(1, std::min((want + planes - 1) / planes, units / p.min_block));
 }
 
-interp_source source_of(const interp_plan &p) {
-    if (p.dt != data_type::f32)
-        return !p.channels_last && p.nsp == 2 ? interp_source::converted_tile : interp_source::converted_ring;
+// Level-0 slices of diff_dst are contiguous blocks (no gaps between runs).
+bool dense_slices(const interp_plan &p) {
     for (size_t r = 0; r < p.dd_rows0.size(); ++r)
-        if (p.dd_rows0[r] != int64_t(r) * p.run) return interp_source::f32_strided;
-    return interp_source::f32;
+        if (p.dd_rows0[r] != int64_t(r) * p.run) return false;
+    return true;
+}
+
+// Channels-last 2-D whose innermost level the fused pass takes over
+// contiguous slices: 16-bit goes through it too, converted in registers.
+bool fused_runs_2d(const interp_plan &p) {
+    return p.channels_last && p.nsp == 2 && dense_slices(p) && run_sum_gather_available(p.grouped[1], p.run);
+}
+
+interp_source source_of(const interp_plan &p) {
+    if (p.dt != data_type::f32) {
+        if (fused_runs_2d(p)) return interp_source::converted_in_registers;
+        return !p.channels_last && p.nsp == 2 ? interp_source::converted_tile : interp_source::converted_ring;
+    }
+    return dense_slices(p) ? interp_source::f32 : interp_source::f32_strided;
 }
 
 interp_levels levels_of(const interp_plan &p) {
@@ -63,12 +76,11 @@ interp_levels levels_of(const interp_plan &p) {
             return fused ? interp_levels::planar_fused_row_gather_2d : interp_levels::planar_rows_then_gather_2d;
         return fused ? interp_levels::planar_fused_row_gather_nd : interp_levels::planar_rows_then_gather_nd;
     }
-    const bool fused = p.dt == data_type::f32 && run_sum_gather_available(p.grouped[size_t(p.nsp - 1)], p.run);
     // In 2-D only contiguous slices reach the fused pass; strided ones go
     // run by run to the innermost level.
     if (p.nsp == 2)
-        return fused && p.source == interp_source::f32 ? interp_levels::channels_last_fused_runs_2d
-                                                       : interp_levels::channels_last_levels_2d;
+        return fused_runs_2d(p) ? interp_levels::channels_last_fused_runs_2d : interp_levels::channels_last_levels_2d;
+    const bool fused = p.dt == data_type::f32 && run_sum_gather_available(p.grouped[size_t(p.nsp - 1)], p.run);
     return fused ? interp_levels::channels_last_fused_runs_nd : interp_levels::channels_last_levels_nd;
 }
 

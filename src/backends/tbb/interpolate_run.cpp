@@ -125,7 +125,10 @@ struct scratch {
         // most one task's share, bounded by the whole axis).
         if (planar_rows) rows.resize(p.in[size_t(last - 1)] * p.run, from);
         if (p.source == interp_source::converted_tile) tile.resize(p.batch_rows * p.slice_floats[0], from);
-        if (p.source != interp_source::converted_ring) return;
+        // (Channels-last fused runs in registers: the inputs of other forms
+        // still sum converted slices.)
+        const bool ring_too = p.source == interp_source::converted_in_registers && p.channels_last;
+        if (p.source != interp_source::converted_ring && !ring_too) return;
         // Slots: every output one input reads, plus one (capped at ~4 MB).
         const int64_t slot = last > 0 ? p.slice_floats[0] : (p.channels_last ? p.run : p.out[0]);
         const int64_t budget = std::max<int64_t>(1, (int64_t(4) << 20) / std::max<int64_t>(slot * 4, 1));
@@ -181,11 +184,11 @@ template <typename T> struct task {
         return copies;
     }
 
-    // Channels-last fused runs (f32): input i of the level above the last
-    // (axis a, its rows at src) and the last level in one pass
-    // (run_sum_gather.hpp) when i has a form it takes; false otherwise. A
-    // non-temporal row goes straight from registers where it is 64-byte
-    // aligned, else through the buffer.
+    // Channels-last fused runs: input i of the level above the last (axis
+    // a, its rows at src) and the last level in one pass (run_sum_gather.hpp)
+    // when i has a form it takes; false otherwise. A non-temporal row goes
+    // straight from registers where it is 64-byte aligned, else through the
+    // buffer. (16-bit: fused_runs16.)
     BPG_ALWAYS_INLINE bool fused_runs(const grouped_axis &a, int64_t i, const row_source &src, T *dst,
             int64_t prefetch_bytes = 0) {
         if constexpr (std::is_same_v<T, float>) {
@@ -201,6 +204,18 @@ template <typename T> struct task {
             sum_gather_runs(a, i, src, b, p.run, row.out, nontemporal ? p.run : p.ds_sp[size_t(last)], false,
                     prefetch_bytes);
             row.finish();
+            return true;
+        }
+        return false;
+    }
+
+    // 16-bit channels-last 2-D (interp_source::converted_in_registers): the
+    // same pass over input i's rows of diff_dst, read and written as 16-bit.
+    BPG_ALWAYS_INLINE bool fused_runs16(int64_t i, T *dst) {
+        if constexpr (!std::is_same_v<T, float>) {
+            const grouped_axis &a = p.grouped[0];
+            if (p.levels != interp_levels::channels_last_fused_runs_2d || !run_sum_gather_takes(a, i)) return false;
+            sum_gather_runs(a, i, rows_of<T> {dd, p.dd_sp[0]}, p.grouped[1], p.run, dst, p.ds_sp[1], p.prefetch_bytes0);
             return true;
         }
         return false;
@@ -360,11 +375,14 @@ template <typename T> struct task {
         }
     }
 
-    // interp_source::f32_strided and converted_ring: one input at a time.
+    // interp_source::f32_strided, converted_ring and converted_in_registers
+    // (channels-last): one input at a time.
     BPG_ALWAYS_INLINE void slices_one_by_one(int64_t ia, int64_t ib) {
         const int64_t n = p.slice_floats[0];
         const grouped_axis &a = p.grouped[0];
         for (int64_t i = ia, copies = 1; i < ib; i += copies) {
+            copies = 1;
+            if (fused_runs16(i, ds + i * p.ds_sp[0])) continue;
             float *acc = s.acc[0].data();
             if constexpr (std::is_same_v<T, float>) {
                 // Strided f32 runs: sum run by run, straight from diff_dst.

@@ -51,6 +51,12 @@ struct row_source {
     int64_t first = 0;
     const float *row(int64_t o) const { return base + (o - first) * stride; }
 };
+// The same over rows of another element type (16-bit diff_dst read in place).
+template <typename T> struct rows_of {
+    const T *base;
+    int64_t stride;
+    const T *row(int64_t o) const { return base + o * stride; }
+};
 
 // Software prefetch for rows streaming from memory: the source rows inputs
 // [i0, i1) read first (those past the highest row of input i0 - 1; rows of
