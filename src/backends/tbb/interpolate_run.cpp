@@ -118,8 +118,12 @@ struct scratch {
             acc[size_t(k)].resize(p.slice_floats[size_t(k)] * (k == 0 ? p.level0_batch : 1), from);
         // 16-bit planar 2-D and up: the final level's result for every row of the level above.
         const bool planar_rows = !p.channels_last && last > 0;
-        out.resize(planar_rows && p.dt != data_type::f32 ? p.in[size_t(last - 1)] * p.in[size_t(last)]
-                                                          : p.channels_last ? p.run : p.in[size_t(last)],
+        // 16-bit channels-last: a whole row of the last level, converted at once.
+        const bool narrow = p.dt != data_type::f32;
+        out.resize(planar_rows && narrow         ? p.in[size_t(last - 1)] * p.in[size_t(last)]
+                        : p.channels_last && narrow && last > 0 ? p.in[size_t(last)] * p.run
+                        : p.channels_last                      ? p.run
+                                                               : p.in[size_t(last)],
                 from);
         // Rows of the level above the last: all of its inputs (level 0: at
         // most one task's share, bounded by the whole axis).
@@ -142,6 +146,7 @@ template <typename T> struct task {
     const T *dd; // this plane
     T *ds;       // this plane
     bool gather_nontemporal = false; // interp_store::nontemporal_gather (this task writes a whole plane)
+    bool dense_slices = false;       // 16-bit ring: level-0 slices are contiguous in diff_dst
 
     // Channels-last: the last (innermost) level from a dense f32 source, runs
     // of p.run floats at o * p.run. (Planar rows go through final_rows.)
@@ -165,6 +170,11 @@ template <typename T> struct task {
             for (int64_t c = 1; c < copies; ++c)
                 for (int64_t i = 0; i < g.in; ++i)
                     std::memcpy(dst + c * copy_step + i * sp, dst + i * sp, size_t(p.run) * sizeof(float));
+        } else if (sp == p.run) { // a contiguous row: summed whole, then one conversion per copy
+            for (int64_t i = 0; i < g.in; ++i)
+                sum_taps(s.out.data() + i * p.run, p.run,
+                        taps_of(a, i, s.x.data(), [&](int64_t out) { return src + out * p.run; }));
+            for (int64_t c = 0; c < copies; ++c) row_io<T>::store(s.out.data(), dst + c * copy_step, g.in * p.run);
         } else {
             for (int64_t i = 0; i < g.in; ++i) {
                 sum_taps(s.out.data(), p.run, taps_of(a, i, s.x.data(), [&](int64_t out) { return src + out * p.run; }));
@@ -305,6 +315,8 @@ template <typename T> struct task {
     BPG_ALWAYS_INLINE const float *slice0(int64_t o) {
         const T *base = dd + o * p.dd_sp[0];
         return s.ring.get(o, [&](float *slot) {
+            if (p.source == interp_source::converted_ring && dense_slices) // one conversion, not one a run
+                return load_row0(base, slot, p.slice_floats[0]);
             for (size_t r = 0; r < p.dd_rows0.size(); ++r)
                 load_row0(base + p.dd_rows0[r], slot + int64_t(r) * p.run, p.run);
         });
@@ -447,13 +459,15 @@ BPG_ALWAYS_INLINE void run_tasks(const interp_plan &p, scratch &s, const T *dd, 
     // gather itself, or the plane through the per-thread buffer.
     const bool planar_nontemporal = !p.channels_last && p.store != interp_store::cached;
     const bool by_gather = p.store == interp_store::nontemporal_gather;
+    bool dense_slices = true;
+    for (size_t r = 0; r < p.dd_rows0.size(); ++r) dense_slices = dense_slices && p.dd_rows0[r] == int64_t(r) * p.run;
     for (int64_t t = t0; t < t1; ++t) {
         const int64_t plane = t / parts, b = t % parts;
         const int64_t n = plane / p.c_count, c = plane % p.c_count;
         // Ring slots hold slices of one plane only.
         std::fill(s.ring.holds.begin(), s.ring.holds.end(), -1);
         const out_run<T> out(ds + n * p.ds_n + c * p.ds_c, p.in[0] * p.in[1], planar_nontemporal && !by_gather);
-        task<T> k {p, s, dd + n * p.dd_n + c * p.dd_c, out.out, by_gather};
+        task<T> k {p, s, dd + n * p.dd_n + c * p.dd_c, out.out, by_gather, dense_slices};
         const int64_t units = (in0 + p.split_unit - 1) / p.split_unit;
         k.run(std::min(in0, b * units / parts * p.split_unit), std::min(in0, (b + 1) * units / parts * p.split_unit));
         out.finish();
