@@ -3,7 +3,9 @@
 // registers) keep the bits of the path that converts through f32 slices in
 // memory (channels_last_levels_2d:converted_ring, reached here by padding
 // diff_dst's runs), and give them for any number of threads, on inputs with
-// full mantissas. (The small planes' 16-bit bits: test_tbb_interpolate_small_planes.cpp.)
+// full mantissas; the same for three axes, whose last two levels run fused
+// from the f32 scratch. (The small planes' 16-bit bits:
+// test_tbb_interpolate_small_planes.cpp.)
 #include <cstring>
 #include <random>
 #include <string>
@@ -94,6 +96,48 @@ TEST(TbbInterpolate16bit, FusedRunsGiveTheLevelsBits) {
             SCOPED_TRACE(dense.name());
             const std::vector<float> dd = full_mantissas(size_t(2 * 48 * s.dst[0] * s.dst[1]), 7);
             EXPECT_EQ(bits_of(run_on(dense, 2, dd, fused)), bits_of(run_on(padded, 2, dd, levels)));
+        }
+}
+
+struct generic_loops {
+    generic_loops() { tbb_backend::generic_kernels_only() = true; }
+    ~generic_loops() { tbb_backend::generic_kernels_only() = false; }
+};
+
+// Three axes: the last two fused from the f32 scratch, narrowed as stored,
+// against the levels apart (the generic loops: no AVX-512 pass).
+TEST(TbbInterpolate16bit, FusedRunsNdGiveTheGenericBits) {
+    if (!tbb_backend::has_avx512f()) GTEST_SKIP() << "needs AVX-512";
+    const std::string fused_nd = "interpolate:channels_last_fused_runs_nd:converted_ring:batch=1:cached";
+    const std::string levels_nd = "interpolate:channels_last_levels_nd:converted_ring:batch=1:cached";
+    for (data_type dt : {data_type::bf16, data_type::f16})
+        for (const char *mode : {"linear", "nearest"}) {
+            interp_case c;
+            c.mode = mode;
+            c.dt = dt;
+            c.nxc = true;
+            c.src = {2, 3, 4, 5, 32};
+            c.dst = {2, 6, 8, 10, 32};
+            SCOPED_TRACE(c.name());
+            const std::vector<float> dd = full_mantissas(size_t(2 * 6 * 8 * 10 * 32), 11);
+            const std::vector<float> one = run_on(c, 1, dd, fused_nd), three = run_on(c, 3, dd, fused_nd);
+            const generic_loops generic;
+            EXPECT_EQ(bits_of(one), bits_of(three));
+            EXPECT_EQ(bits_of(one), bits_of(run_on(c, 2, dd, levels_nd)));
+        }
+}
+
+// Two axes, against the generic loops too (besides the padded runs above).
+TEST(TbbInterpolate16bit, FusedRunsGiveTheGenericBits) {
+    if (!tbb_backend::has_avx512f()) GTEST_SKIP() << "needs AVX-512";
+    for (data_type dt : {data_type::bf16, data_type::f16})
+        for (const shape_case &s : shapes) {
+            const interp_case c = nxc_case(dt, s, 2, 32);
+            SCOPED_TRACE(c.name());
+            const std::vector<float> dd = full_mantissas(size_t(2 * 32 * s.dst[0] * s.dst[1]), 13);
+            const std::vector<float> fast = run_on(c, 2, dd, fused);
+            const generic_loops generic;
+            EXPECT_EQ(bits_of(fast), bits_of(run_on(c, 2, dd, levels)));
         }
 }
 

@@ -292,6 +292,18 @@ TEST(TbbInterpolatePaths, ChannelsLastFusedRunsNd) {
             "interpolate:channels_last_fused_runs_nd:f32:batch=1:cached");
     expect_path(make_case(layout::nxc, f32, 1, 16, {3, 3, 2, 5}, {6, 6, 4, 10}),
             "interpolate:channels_last_fused_runs_nd:f32:batch=4:cached");
+    // 16-bit: level 0 from converted ring slots, the last two levels fused
+    // from the f32 scratch, narrowed as stored.
+    const std::string ring = "interpolate:channels_last_fused_runs_nd:converted_ring:batch=1:cached";
+    for (data_type dt : {bf16, f16}) {
+        expect_path(make_case(layout::nxc, dt, 1, 32, {3, 4, 5}, {6, 8, 10}), ring);
+        expect_path(make_case(layout::nxc, dt, 2, 32, {4, 4, 5}, {8, 8, 10}, "nearest"), ring, 3);
+        expect_path(make_case(layout::ncx_channels_last, dt, 1, 16, {3, 4, 5}, {5, 8, 10}), ring, 3);
+        expect_path(make_case(layout::nxc, dt, 1, 16, {3, 3, 2, 5}, {6, 6, 4, 10}), ring);
+        interp_case c = make_case(layout::nxc, dt, 1, 16, {3, 4, 5}, {6, 9, 10});
+        c.coord = "pytorch_half_pixel";
+        expect_path(c, ring, 3);
+    }
 }
 
 TEST(TbbInterpolatePaths, ChannelsLastLevelsNd) {
@@ -302,11 +314,14 @@ TEST(TbbInterpolatePaths, ChannelsLastLevelsNd) {
     expect_path(make_case(layout::nxc, f32, 1, 3, {2, 3, 2, 5}, {3, 5, 3, 9}, "nearest"),
             "interpolate:channels_last_levels_nd:f32:batch=1:cached");
     for (data_type dt : {bf16, f16})
-        expect_path(make_case(layout::nxc, dt, 1, 32, {3, 4, 5}, {6, 8, 10}),
+        expect_path(make_case(layout::nxc, dt, 1, 24, {3, 4, 5}, {6, 8, 10}),
                 "interpolate:channels_last_levels_nd:converted_ring:batch=1:cached");
     const generic_loops generic;
     expect_path(make_case(layout::nxc, f32, 1, 32, {3, 4, 5}, {6, 8, 10}),
             "interpolate:channels_last_levels_nd:f32:batch=4:cached");
+    for (data_type dt : {bf16, f16})
+        expect_path(make_case(layout::nxc, dt, 1, 32, {3, 4, 5}, {6, 8, 10}),
+                "interpolate:channels_last_levels_nd:converted_ring:batch=1:cached");
 }
 
 // ---- interp_source ----

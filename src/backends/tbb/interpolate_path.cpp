@@ -80,7 +80,7 @@ interp_levels levels_of(const interp_plan &p) {
     // run by run to the innermost level.
     if (p.nsp == 2)
         return fused_runs_2d(p) ? interp_levels::channels_last_fused_runs_2d : interp_levels::channels_last_levels_2d;
-    const bool fused = p.dt == data_type::f32 && run_sum_gather_available(p.grouped[size_t(p.nsp - 1)], p.run);
+    const bool fused = run_sum_gather_available(p.grouped[size_t(p.nsp - 1)], p.run);
     return fused ? interp_levels::channels_last_fused_runs_nd : interp_levels::channels_last_levels_nd;
 }
 

@@ -215,8 +215,12 @@ template <typename T> struct task {
                     prefetch_bytes);
             row.finish();
             return true;
+        } else { // three axes and more: from the f32 scratch, narrowed as stored
+            if (p.levels != interp_levels::channels_last_fused_runs_nd || !run_sum_gather_takes(a, i)) return false;
+            const int last = p.nsp - 1;
+            sum_gather_runs(a, i, src, p.grouped[size_t(last)], p.run, dst, p.ds_sp[size_t(last)]);
+            return true;
         }
-        return false;
     }
 
     // 16-bit channels-last 2-D (interp_source::converted_in_registers): the

@@ -214,5 +214,13 @@ void sum_gather_runs(const grouped_axis &a, int64_t i, const rows_of<f16_t> &src
         int64_t run, f16_t *dst, int64_t dst_stride, int64_t prefetch_bytes) {
     sum_gather(a, i, src, b, run, dst, dst_stride, false, prefetch_bytes);
 }
+void sum_gather_runs(const grouped_axis &a, int64_t i, const row_source &src, const grouped_axis &b, int64_t run,
+        bf16_t *dst, int64_t dst_stride) {
+    sum_gather(a, i, src, b, run, dst, dst_stride, false, 0);
+}
+void sum_gather_runs(const grouped_axis &a, int64_t i, const row_source &src, const grouped_axis &b, int64_t run,
+        f16_t *dst, int64_t dst_stride) {
+    sum_gather(a, i, src, b, run, dst, dst_stride, false, 0);
+}
 
 } // namespace bpg::tbb_backend

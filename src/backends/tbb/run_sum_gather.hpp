@@ -49,5 +49,10 @@ void sum_gather_runs(const grouped_axis &a, int64_t i, const rows_of<bf16_t> &sr
         int64_t run, bf16_t *dst, int64_t dst_stride, int64_t prefetch_bytes = 0);
 void sum_gather_runs(const grouped_axis &a, int64_t i, const rows_of<f16_t> &src, const grouped_axis &b,
         int64_t run, f16_t *dst, int64_t dst_stride, int64_t prefetch_bytes = 0);
+// f32 rows (a level's scratch, three axes and more) into 16-bit diff_src.
+void sum_gather_runs(const grouped_axis &a, int64_t i, const row_source &src, const grouped_axis &b, int64_t run,
+        bf16_t *dst, int64_t dst_stride);
+void sum_gather_runs(const grouped_axis &a, int64_t i, const row_source &src, const grouped_axis &b, int64_t run,
+        f16_t *dst, int64_t dst_stride);
 
 } // namespace bpg::tbb_backend
