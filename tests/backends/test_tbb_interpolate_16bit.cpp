@@ -4,8 +4,8 @@
 // memory (channels_last_levels_2d:converted_ring, reached here by padding
 // diff_dst's runs), and give them for any number of threads, on inputs with
 // full mantissas; the same for three axes, whose last two levels run fused
-// from the f32 scratch. (The small planes' 16-bit bits:
-// test_tbb_interpolate_small_planes.cpp.)
+// from the f32 scratch, and for the levels that only widen in registers.
+// (The small planes' 16-bit bits: test_tbb_interpolate_small_planes.cpp.)
 #include <cstring>
 #include <random>
 #include <string>
@@ -108,7 +108,7 @@ struct generic_loops {
 // against the levels apart (the generic loops: no AVX-512 pass).
 TEST(TbbInterpolate16bit, FusedRunsNdGiveTheGenericBits) {
     if (!tbb_backend::has_avx512f()) GTEST_SKIP() << "needs AVX-512";
-    const std::string fused_nd = "interpolate:channels_last_fused_runs_nd:converted_ring:batch=1:cached";
+    const std::string fused_nd = "interpolate:channels_last_fused_runs_nd:converted_in_registers:batch=1:cached";
     const std::string levels_nd = "interpolate:channels_last_levels_nd:converted_ring:batch=1:cached";
     for (data_type dt : {data_type::bf16, data_type::f16})
         for (const char *mode : {"linear", "nearest"}) {
@@ -138,6 +138,56 @@ TEST(TbbInterpolate16bit, FusedRunsGiveTheGenericBits) {
             const std::vector<float> fast = run_on(c, 2, dd, fused);
             const generic_loops generic;
             EXPECT_EQ(bits_of(fast), bits_of(run_on(c, 2, dd, levels)));
+        }
+}
+
+// Channels-last levels whose sums are widened in registers but not fused
+// (tap_sum16.hpp: level 0; one axis: diff_src narrowed too), against the
+// generic loops (converted ring slots) and across thread counts.
+TEST(TbbInterpolate16bit, InRegistersGiveTheGenericBits) {
+    if (!tbb_backend::has_avx512f()) GTEST_SKIP() << "needs AVX-512";
+    struct nd_case {
+        dims src, dst; // full NXC shapes
+        const char *mode, *coord, *levels;
+    };
+    const nd_case cases[] = {
+            {{2, 9, 32}, {2, 17, 32}, "linear", "half_pixel", "channels_last_runs_1d"},
+            {{3, 17, 48}, {3, 9, 48}, "nearest", "asymmetric", "channels_last_runs_1d"},
+            {{2, 7, 16}, {2, 12, 16}, "linear", "align_corners", "channels_last_runs_1d"},
+            {{2, 6, 7, 32}, {2, 12, 14, 32}, "linear", "align_corners", "channels_last_levels_2d"},
+            {{2, 14, 14, 16}, {2, 7, 7, 16}, "linear", "half_pixel", "channels_last_levels_2d"},
+            {{2, 6, 9, 32}, {2, 13, 17, 32}, "linear", "half_pixel", "channels_last_levels_2d"},
+            {{1, 3, 4, 5, 32}, {1, 6, 8, 10, 32}, "linear", "align_corners", "channels_last_levels_nd"},
+            {{2, 3, 4, 5, 16}, {2, 6, 8, 10, 16}, "linear", "half_pixel", "channels_last_fused_runs_nd"},
+    };
+    for (data_type dt : {data_type::bf16, data_type::f16})
+        for (const nd_case &k : cases) {
+            interp_case c;
+            c.mode = k.mode;
+            c.coord = k.coord;
+            c.dt = dt;
+            c.nxc = true;
+            c.src = k.src;
+            c.dst = k.dst;
+            SCOPED_TRACE(c.name());
+            size_t count = 1;
+            for (int64_t d : k.dst) count *= size_t(d);
+            const std::vector<float> dd = full_mantissas(count, 17);
+            const std::string path = "interpolate:" + std::string(k.levels) + ":converted_in_registers";
+            std::vector<float> one, three;
+            with_default_threads(1, [&] {
+                EXPECT_EQ(compile_interp_case(c, backend_kind::tbb).get_kernel_path().rfind(path, 0), 0u)
+                        << compile_interp_case(c, backend_kind::tbb).get_kernel_path();
+                one = run_interp(c, backend_kind::tbb, dd);
+            });
+            with_default_threads(3, [&] { three = run_interp(c, backend_kind::tbb, dd); });
+            EXPECT_EQ(bits_of(one), bits_of(three));
+            const generic_loops generic;
+            with_default_threads(2, [&] {
+                EXPECT_NE(compile_interp_case(c, backend_kind::tbb).get_kernel_path().find("converted_ring"),
+                        std::string::npos);
+                EXPECT_EQ(bits_of(one), bits_of(run_interp(c, backend_kind::tbb, dd)));
+            });
         }
 }
 

@@ -128,6 +128,20 @@ TEST(TbbInterpolatePaths, ChannelsLastRuns1d) {
         expect_path(make_case(layout::ncx_channels_last, dt, 2, 5, {9}, {17}),
                 "interpolate:channels_last_runs_1d:converted_ring:cached");
     }
+    if (tbb_backend::has_avx512f()) {
+        // Runs of whole vectors: diff_dst widened and diff_src narrowed in
+        // registers (inputs of no tap_fold form through the ring).
+        const std::string in_registers = "interpolate:channels_last_runs_1d:converted_in_registers:cached";
+        for (data_type dt : {bf16, f16}) {
+            expect_path(make_case(layout::nxc, dt, 2, 32, {9}, {17}), in_registers, 3);
+            expect_path(make_case(layout::nxc, dt, 2, 16, {40}, {80}), in_registers);
+            expect_path(make_case(layout::ncx_channels_last, dt, 2, 16, {17}, {9}, "nearest"), in_registers, 3);
+            expect_path(make_case(layout::nxc, dt, 2, 48, {5}, {23}), in_registers);
+            interp_case c = make_case(layout::nxc, dt, 2, 16, {7}, {12});
+            c.coord = "align_corners";
+            expect_path(c, in_registers, 3);
+        }
+    }
     const lowered_thresholds large(all_large);
     expect_path(make_case(layout::nxc, f32, 2, 16, {40}, {80}), "interpolate:channels_last_runs_1d:f32:cached");
 }
@@ -241,10 +255,16 @@ TEST(TbbInterpolatePaths, ChannelsLastLevels2d) {
                 "interpolate:channels_last_levels_2d:converted_ring:batch=1:cached");
         expect_path(padded_diff_dst(make_case(layout::nxc, dt, 2, 32, {5, 7}, {10, 14}), 16),
                 "interpolate:channels_last_levels_2d:converted_ring:batch=1:cached");
-        interp_case c = make_case(layout::nxc, dt, 2, 32, {6, 7}, {12, 14});
-        c.coord = "align_corners";
-        expect_path(c, "interpolate:channels_last_levels_2d:converted_ring:batch=1:cached", 3);
     }
+    if (tbb_backend::has_avx512f())
+        for (data_type dt : {bf16, f16}) { // level 0 widened in registers (tap_sum16.hpp)
+            const std::string in_registers = "interpolate:channels_last_levels_2d:converted_in_registers:batch=1:cached";
+            interp_case c = make_case(layout::nxc, dt, 2, 32, {6, 7}, {12, 14});
+            c.coord = "align_corners";
+            expect_path(c, in_registers, 3);
+            expect_path(make_case(layout::nxc, dt, 2, 16, {14, 14}, {7, 7}), in_registers, 3);
+            expect_path(make_case(layout::ncx_channels_last, dt, 2, 32, {6, 9}, {13, 17}), in_registers);
+        }
     const generic_loops generic;
     expect_path(make_case(layout::nxc, f32, 2, 32, {5, 7}, {10, 14}),
             "interpolate:channels_last_levels_2d:f32:batch=4:cached");
@@ -292,9 +312,10 @@ TEST(TbbInterpolatePaths, ChannelsLastFusedRunsNd) {
             "interpolate:channels_last_fused_runs_nd:f32:batch=1:cached");
     expect_path(make_case(layout::nxc, f32, 1, 16, {3, 3, 2, 5}, {6, 6, 4, 10}),
             "interpolate:channels_last_fused_runs_nd:f32:batch=4:cached");
-    // 16-bit: level 0 from converted ring slots, the last two levels fused
-    // from the f32 scratch, narrowed as stored.
-    const std::string ring = "interpolate:channels_last_fused_runs_nd:converted_ring:batch=1:cached";
+    // 16-bit: level 0 widened in registers (inputs of no tap_fold form from
+    // converted ring slots), the last two levels fused from the f32
+    // scratch, narrowed as stored.
+    const std::string ring = "interpolate:channels_last_fused_runs_nd:converted_in_registers:batch=1:cached";
     for (data_type dt : {bf16, f16}) {
         expect_path(make_case(layout::nxc, dt, 1, 32, {3, 4, 5}, {6, 8, 10}), ring);
         expect_path(make_case(layout::nxc, dt, 2, 32, {4, 4, 5}, {8, 8, 10}, "nearest"), ring, 3);
@@ -313,9 +334,14 @@ TEST(TbbInterpolatePaths, ChannelsLastLevelsNd) {
             "interpolate:channels_last_levels_nd:f32:batch=1:cached");
     expect_path(make_case(layout::nxc, f32, 1, 3, {2, 3, 2, 5}, {3, 5, 3, 9}, "nearest"),
             "interpolate:channels_last_levels_nd:f32:batch=1:cached");
-    for (data_type dt : {bf16, f16})
+    for (data_type dt : {bf16, f16}) {
         expect_path(make_case(layout::nxc, dt, 1, 24, {3, 4, 5}, {6, 8, 10}),
                 "interpolate:channels_last_levels_nd:converted_ring:batch=1:cached");
+        if (!tbb_backend::has_avx512f()) continue;
+        interp_case c = make_case(layout::nxc, dt, 1, 32, {3, 4, 5}, {6, 8, 10});
+        c.coord = "align_corners"; // no fused last levels
+        expect_path(c, "interpolate:channels_last_levels_nd:converted_in_registers:batch=1:cached", 3);
+    }
     const generic_loops generic;
     expect_path(make_case(layout::nxc, f32, 1, 32, {3, 4, 5}, {6, 8, 10}),
             "interpolate:channels_last_levels_nd:f32:batch=4:cached");
@@ -385,6 +411,12 @@ TEST(TbbInterpolatePaths, SourceConvertedInRegisters) {
                 "interpolate:channels_last_fused_runs_2d:converted_in_registers:batch=1:cached", 3);
         expect_path(make_case(layout::ncx_channels_last, dt, 2, 16, {5, 7}, {10, 14}),
                 "interpolate:channels_last_fused_runs_2d:converted_in_registers:batch=1:cached");
+        expect_path(make_case(layout::nxc, dt, 2, 16, {14, 14}, {7, 7}),
+                "interpolate:channels_last_levels_2d:converted_in_registers:batch=1:cached");
+        expect_path(make_case(layout::nxc, dt, 2, 32, {9}, {17}),
+                "interpolate:channels_last_runs_1d:converted_in_registers:cached", 3);
+        expect_path(make_case(layout::nxc, dt, 1, 32, {3, 4, 5}, {6, 8, 10}),
+                "interpolate:channels_last_fused_runs_nd:converted_in_registers:batch=1:cached");
     }
 }
 

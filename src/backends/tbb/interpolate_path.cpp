@@ -3,6 +3,7 @@
 // Measurements behind each rule: bench/NOTES.md.
 #include <algorithm>
 
+#include "backends/tbb/cpu.hpp"
 #include "backends/tbb/interpolate_plan.hpp"
 #include "backends/tbb/interpolate_small_planes.hpp"
 #include "backends/tbb/parallel.hpp"
@@ -54,7 +55,10 @@ bool fused_runs_2d(const interp_plan &p) {
 
 interp_source source_of(const interp_plan &p) {
     if (p.dt != data_type::f32) {
-        if (fused_runs_2d(p)) return interp_source::converted_in_registers;
+        // Channels-last slices of whole vectors: level 0 (1-D: the only
+        // level) sums 16-bit diff_dst widened in registers (tap_sum16.hpp).
+        if (fused_runs_2d(p) || (p.channels_last && has_avx512f() && dense_slices(p) && p.run % 16 == 0))
+            return interp_source::converted_in_registers;
         return !p.channels_last && p.nsp == 2 ? interp_source::converted_tile : interp_source::converted_ring;
     }
     return dense_slices(p) ? interp_source::f32 : interp_source::f32_strided;

@@ -16,6 +16,7 @@
 #include "backends/tbb/parallel.hpp"
 #include "backends/tbb/row_sum_gather.hpp"
 #include "backends/tbb/run_sum_gather.hpp"
+#include "backends/tbb/tap_sum16.hpp"
 #include "backends/tbb/tap_sum.hpp"
 #include "backends/tbb/task_pool.hpp"
 #include "core/allocate.hpp"
@@ -319,7 +320,7 @@ template <typename T> struct task {
     BPG_ALWAYS_INLINE const float *slice0(int64_t o) {
         const T *base = dd + o * p.dd_sp[0];
         return s.ring.get(o, [&](float *slot) {
-            if (p.source == interp_source::converted_ring && dense_slices) // one conversion, not one a run
+            if (dense_slices) // one conversion, not one a run
                 return load_row0(base, slot, p.slice_floats[0]);
             for (size_t r = 0; r < p.dd_rows0.size(); ++r)
                 load_row0(base + p.dd_rows0[r], slot + int64_t(r) * p.run, p.run);
@@ -408,9 +409,12 @@ template <typename T> struct task {
                     }));
                 }
             } else {
-                // A 16-bit slice shared with the previous input stays in its
-                // ring slot, so each element is converted once.
-                sum_taps(acc, n, taps_of(a, i, s.x.data(), [&](int64_t o) { return slice0(o); }));
+                // Widened in registers where the plan says so and i has a
+                // tap_fold form; else a 16-bit slice shared with the
+                // previous input stays in its ring slot, converted once.
+                if (p.source != interp_source::converted_in_registers
+                        || !sum_taps16(a, i, rows_of<T> {dd, p.dd_sp[0]}, n, acc))
+                    sum_taps(acc, n, taps_of(a, i, s.x.data(), [&](int64_t o) { return slice0(o); }));
             }
             copies = repeats_from(i, ib);
             if (channels_last_2d(p)) final_level(acc, ds + i * p.ds_sp[0], copies, p.ds_sp[0]);
@@ -423,6 +427,10 @@ template <typename T> struct task {
     BPG_ALWAYS_INLINE void runs_1d(int64_t ia, int64_t ib) {
         float *o = s.out.data();
         for (int64_t i = ia; i < ib; ++i) {
+            if constexpr (!std::is_same_v<T, float>) // diff_src straight from the registers
+                if (p.source == interp_source::converted_in_registers
+                        && sum_taps16(p.grouped[0], i, rows_of<T> {dd, p.dd_sp[0]}, p.run, ds + i * p.ds_sp[0]))
+                    continue;
             const tap_run r = taps_of(p.grouped[0], i, s.x.data(), [&](int64_t out) -> const float * {
                 const T *run = dd + out * p.dd_sp[0];
                 if constexpr (std::is_same_v<T, float>) return run;
