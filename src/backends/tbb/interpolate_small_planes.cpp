@@ -118,11 +118,15 @@ BPG_AVX512_INLINE float16v blocks_of(const T *b0, const T *b1, const T *b2, cons
 }
 
 // Element e0 + lane of a plane as f32, the first n lanes (16: all).
-BPG_AVX512_INLINE __m512 load_first_of(const float *plane, int64_t n) {
+// 16-bit: a whole vector where its 16 values lie inside diff_dst (`end`,
+// past its last element), the lanes past n zeroed; else in pieces.
+BPG_AVX512_INLINE __m512 load_first_of(const float *plane, int64_t n, const float *) {
     return _mm512_maskz_loadu_ps(first_lanes(n), plane);
 }
-template <typename T> BPG_AVX512_INLINE __m512 load_first_of(const T *plane, int64_t n) {
-    return n >= lanes ? convert16::load16(plane) : convert16::load_first(plane, n);
+template <typename T> BPG_AVX512_INLINE __m512 load_first_of(const T *plane, int64_t n, const T *end) {
+    if (n >= lanes) return convert16::load16(plane);
+    if (end - plane >= lanes) return _mm512_maskz_mov_ps(first_lanes(n), convert16::load16(plane));
+    return convert16::load_first(plane, n);
 }
 BPG_AVX512_INLINE void store_first_of(float *plane, __m512 v, int64_t n) { store_first(plane, v, n); }
 template <typename T> BPG_AVX512_INLINE void store_first_of(T *plane, __m512 v, int64_t n) {
@@ -136,7 +140,8 @@ template <typename T> BPG_AVX512_INLINE void store_first_of(T *plane, __m512 v, 
 // x[r] (the pieces m) to block b lane r of vector 4m + c. 16-bit planes are
 // converted to f32 in the registers, on the way.
 template <typename T>
-BPG_AVX512_INLINE void to_tile(const T *const *planes, int64_t n, float *tile, int64_t e_begin, int64_t e_end) {
+BPG_AVX512_INLINE void to_tile(const T *const *planes, int64_t n, float *tile, int64_t e_begin, int64_t e_end,
+        const T *end) {
     int64_t e0 = e_begin;
     for (; e0 < e_end && e0 + lanes <= n; e0 += lanes) {
 #pragma GCC unroll 4
@@ -155,7 +160,7 @@ BPG_AVX512_INLINE void to_tile(const T *const *planes, int64_t n, float *tile, i
     for (; e0 < e_end; e0 += lanes) { // the last, partial block
         __m512 r[16];
 #pragma GCC unroll 16
-        for (int l = 0; l < 16; ++l) r[l] = load_first_of(planes[l] + e0, n - e0);
+        for (int l = 0; l < 16; ++l) r[l] = load_first_of(planes[l] + e0, n - e0, end);
         transpose16(r);
 #pragma GCC unroll 16
         for (int k = 0; k < 16; ++k) _mm512_store_ps(tile + (e0 + k) * lanes, r[k]);
@@ -237,6 +242,8 @@ __attribute__((target("avx512f,prfchw"))) void run_group(const interp_plan &p, g
         ds_planes[l] = ds + plane_offset(t0 + l, p.c_count, p.ds_n, p.ds_c);
     }
     for (int64_t l = count; l < lanes; ++l) dd_planes[l] = dd_planes[count - 1];
+    // Past diff_dst's last element (the largest plane offset: strides are positive).
+    const T *dd_end = dd + (p.n_count - 1) * p.dd_n + (p.c_count - 1) * p.dd_c + dd_plane;
     float *dd_tile = s.dd_tile.get(), *ds_tile = s.ds_tile.get(), *sum = s.sum.get();
     const grouped_axis &a = p.grouped[0];
     const kernels::axis_gather &g0 = p.axes[0], &g = p.axes[1];
@@ -248,7 +255,7 @@ __attribute__((target("avx512f,prfchw"))) void run_group(const interp_plan &p, g
         prefetch_for_write(p, ds, t0 + lanes + i * lanes / h, t0 + lanes + (i + 1) * lanes / h);
         const int64_t need = g0.end_output(i, i + 1) * W; // the rows of input i
         if (need > tiled) {
-            to_tile(dd_planes, dd_plane, dd_tile, tiled, need);
+            to_tile(dd_planes, dd_plane, dd_tile, tiled, need, dd_end);
             tiled = (need + lanes - 1) / lanes * lanes;
         }
         float *out = ds_tile + i * w * lanes;
