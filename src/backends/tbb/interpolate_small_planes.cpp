@@ -105,16 +105,17 @@ BPG_AVX512_INLINE float16v blocks_of(const float *b0, const float *b1, const flo
     v = _mm512_insertf32x4(v, _mm_loadu_ps(b2), 2);
     return float16v(_mm512_insertf32x4(v, _mm_loadu_ps(b3), 3));
 }
-// 16-bit: the four 4-value pieces gathered as 64-bit words, then widened
-// to f32 in one conversion (the same blocks as above).
+// 16-bit: the same blocks for pieces m and m + 1 at once. 8-value loads
+// of planes (b0, b2) and (b1, b3) as two vectors, whose in-lane 64-bit
+// unpacks hold the four pieces m, then the four pieces m + 1, in block
+// order; each widened to f32 in one conversion. (No cross-lane shuffle
+// but the widening.)
 template <typename T>
-BPG_AVX512_INLINE float16v blocks_of(const T *b0, const T *b1, const T *b2, const T *b3) {
-    uint64_t q0, q1, q2, q3;
-    __builtin_memcpy(&q0, b0, 8);
-    __builtin_memcpy(&q1, b1, 8);
-    __builtin_memcpy(&q2, b2, 8);
-    __builtin_memcpy(&q3, b3, 8);
-    return float16v(convert16::widen(_mm256_set_epi64x(int64_t(q3), int64_t(q2), int64_t(q1), int64_t(q0)), b0));
+BPG_AVX512_INLINE void blocks_of(const T *b0, const T *b1, const T *b2, const T *b3, float16v &m, float16v &m1) {
+    auto load8 = [](const T *p) { return _mm_loadu_si128(reinterpret_cast<const __m128i *>(p)); };
+    const __m256i a = _mm256_set_m128i(load8(b2), load8(b0)), b = _mm256_set_m128i(load8(b3), load8(b1));
+    m = float16v(convert16::widen(_mm256_unpacklo_epi64(a, b), b0));
+    m1 = float16v(convert16::widen(_mm256_unpackhi_epi64(a, b), b0));
 }
 
 // Element e0 + lane of a plane as f32, the first n lanes (16: all).
@@ -143,18 +144,39 @@ template <typename T>
 BPG_AVX512_INLINE void to_tile(const T *const *planes, int64_t n, float *tile, int64_t e_begin, int64_t e_end,
         const T *end) {
     int64_t e0 = e_begin;
-    for (; e0 < e_end && e0 + lanes <= n; e0 += lanes) {
+    if constexpr (!std::is_same_v<T, float>) { // two pieces a load, see blocks_of
+        for (; e0 < e_end && e0 + lanes <= n; e0 += lanes) {
+#pragma GCC unroll 2
+            for (int m = 0; m < 4; m += 2) {
+                float16v x[4], x1[4];
 #pragma GCC unroll 4
-        for (int m = 0; m < 4; ++m) {
-            float16v x[4];
+                for (int r = 0; r < 4; ++r) {
+                    const int64_t at = e0 + 4 * m;
+                    blocks_of(planes[r] + at, planes[4 + r] + at, planes[8 + r] + at, planes[12 + r] + at, x[r], x1[r]);
+                }
+                transpose4_in_blocks(x);
+                transpose4_in_blocks(x1);
 #pragma GCC unroll 4
-            for (int r = 0; r < 4; ++r) {
-                const int64_t at = e0 + 4 * m;
-                x[r] = blocks_of(planes[r] + at, planes[4 + r] + at, planes[8 + r] + at, planes[12 + r] + at);
+                for (int c = 0; c < 4; ++c) {
+                    _mm512_store_ps(tile + (e0 + 4 * m + c) * lanes, __m512(x[c]));
+                    _mm512_store_ps(tile + (e0 + 4 * m + 4 + c) * lanes, __m512(x1[c]));
+                }
             }
-            transpose4_in_blocks(x);
+        }
+    } else {
+        for (; e0 < e_end && e0 + lanes <= n; e0 += lanes) {
 #pragma GCC unroll 4
-            for (int c = 0; c < 4; ++c) _mm512_store_ps(tile + (e0 + 4 * m + c) * lanes, __m512(x[c]));
+            for (int m = 0; m < 4; ++m) {
+                float16v x[4];
+#pragma GCC unroll 4
+                for (int r = 0; r < 4; ++r) {
+                    const int64_t at = e0 + 4 * m;
+                    x[r] = blocks_of(planes[r] + at, planes[4 + r] + at, planes[8 + r] + at, planes[12 + r] + at);
+                }
+                transpose4_in_blocks(x);
+#pragma GCC unroll 4
+                for (int c = 0; c < 4; ++c) _mm512_store_ps(tile + (e0 + 4 * m + c) * lanes, __m512(x[c]));
+            }
         }
     }
     for (; e0 < e_end; e0 += lanes) { // the last, partial block
