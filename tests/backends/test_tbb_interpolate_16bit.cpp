@@ -142,7 +142,8 @@ TEST(TbbInterpolate16bit, FusedRunsGiveTheGenericBits) {
 }
 
 // Channels-last levels whose sums are widened in registers but not fused
-// (tap_sum16.hpp: level 0; one axis: diff_src narrowed too), against the
+// (tap_sum16.hpp: level 0; one axis: diff_src narrowed too), and planar
+// rows of one axis read by the stride-2 gather as 16-bit, against the
 // generic loops (converted ring slots) and across thread counts.
 TEST(TbbInterpolate16bit, InRegistersGiveTheGenericBits) {
     if (!tbb_backend::has_avx512f()) GTEST_SKIP() << "needs AVX-512";
@@ -152,6 +153,8 @@ TEST(TbbInterpolate16bit, InRegistersGiveTheGenericBits) {
     };
     const nd_case cases[] = {
             {{2, 9, 32}, {2, 17, 32}, "linear", "half_pixel", "channels_last_runs_1d"},
+            {{6, 37, 1}, {6, 74, 1}, "linear", "half_pixel", "planar_row_blocks_1d"}, // C = 1: planar rows
+            {{2, 200, 1}, {2, 400, 1}, "nearest", "half_pixel", "planar_row_blocks_1d"},
             {{3, 17, 48}, {3, 9, 48}, "nearest", "asymmetric", "channels_last_runs_1d"},
             {{2, 7, 16}, {2, 12, 16}, "linear", "align_corners", "channels_last_runs_1d"},
             {{2, 6, 7, 32}, {2, 12, 14, 32}, "linear", "align_corners", "channels_last_levels_2d"},

@@ -116,6 +116,17 @@ TEST(TbbInterpolatePaths, PlanarRowBlocks1d) {
         expect_path(make_case(layout::nxc, dt, 3, 1, {75}, {37}, "nearest"),
                 "interpolate:planar_row_blocks_1d:converted_ring:cached");
     }
+    if (!tbb_backend::has_avx512f()) return;
+    // Rows with the stride-2 gather: read as 16-bit, widened in registers.
+    const std::string in_registers = "interpolate:planar_row_blocks_1d:converted_in_registers:cached";
+    for (data_type dt : {bf16, f16}) {
+        expect_path(make_case(layout::ncx, dt, 2, 4, {37}, {74}), in_registers, 3);
+        expect_path(make_case(layout::ncx, dt, 1, 2, {200}, {400}), in_registers, 3); // tasks of row blocks
+        expect_path(make_case(layout::nxc, dt, 3, 1, {40}, {80}, "nearest"), in_registers);
+        interp_case c = make_case(layout::ncx, dt, 2, 3, {45}, {90});
+        c.coord = "pytorch_half_pixel";
+        expect_path(c, in_registers, 3);
+    }
 }
 
 TEST(TbbInterpolatePaths, ChannelsLastRuns1d) {
@@ -417,6 +428,8 @@ TEST(TbbInterpolatePaths, SourceConvertedInRegisters) {
                 "interpolate:channels_last_runs_1d:converted_in_registers:cached", 3);
         expect_path(make_case(layout::nxc, dt, 1, 32, {3, 4, 5}, {6, 8, 10}),
                 "interpolate:channels_last_fused_runs_nd:converted_in_registers:batch=1:cached");
+        expect_path(make_case(layout::ncx, dt, 2, 4, {40}, {80}),
+                "interpolate:planar_row_blocks_1d:converted_in_registers:cached", 3);
     }
 }
 

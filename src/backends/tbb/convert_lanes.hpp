@@ -62,6 +62,13 @@ template <typename T> BPG_LANES_AVX512 __m512 load_first(const T *p, int64_t n) 
     return widen(_mm256_load_si256(reinterpret_cast<const __m256i *>(buf)), p);
 }
 
+// The lanes of a prefix mask m (lanes 0 .. k - 1) at p as f32, the others
+// zero; reads nothing past them.
+template <typename T> BPG_LANES_AVX512 __m512 load_prefix(const T *p, __mmask16 m) {
+    const int64_t k = m == 0 ? 0 : 32 - __builtin_clz(unsigned(m));
+    return k >= 16 ? load16(p) : load_first(p, k);
+}
+
 template <typename T> BPG_LANES_AVX512 void store16(T *p, __m512 v) {
     _mm256_storeu_si256(reinterpret_cast<__m256i *>(p), narrow(v, p));
 }

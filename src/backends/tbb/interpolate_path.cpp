@@ -59,6 +59,9 @@ interp_source source_of(const interp_plan &p) {
         // level) sums 16-bit diff_dst widened in registers (tap_sum16.hpp).
         if (fused_runs_2d(p) || (p.channels_last && has_avx512f() && dense_slices(p) && p.run % 16 == 0))
             return interp_source::converted_in_registers;
+        // Planar rows of one axis with the stride-2 gather: read as 16-bit.
+        if (p.nsp == 1 && !p.channels_last && has_avx512f() && p.inner_rows.stride2)
+            return interp_source::converted_in_registers;
         return !p.channels_last && p.nsp == 2 ? interp_source::converted_tile : interp_source::converted_ring;
     }
     return dense_slices(p) ? interp_source::f32 : interp_source::f32_strided;

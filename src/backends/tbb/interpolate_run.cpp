@@ -14,6 +14,7 @@
 #include "backends/tbb/kernel_attributes.hpp"
 #include "backends/tbb/nontemporal.hpp"
 #include "backends/tbb/parallel.hpp"
+#include "backends/tbb/row_gather_stride2.hpp"
 #include "backends/tbb/row_sum_gather.hpp"
 #include "backends/tbb/run_sum_gather.hpp"
 #include "backends/tbb/tap_sum16.hpp"
@@ -445,6 +446,12 @@ template <typename T> struct task {
     // then the gather of inputs [ia, ib).
     BPG_ALWAYS_INLINE void row_blocks_1d(int64_t ia, int64_t ib) {
         float *o = s.out.data();
+        if constexpr (!std::is_same_v<T, float>) {
+            if (p.source == interp_source::converted_in_registers) { // the stride-2 gather widens as it loads
+                gather_rows_stride2(p.inner_rows, p.axes[0], dd, 0, o, 0, 1, ia / 16, (ib + 15) / 16);
+                return row_io<T>::store(o, ds + ia, ib - ia);
+            }
+        }
         const float *row;
         if constexpr (std::is_same_v<T, float>) row = dd;
         else row = s.ring.get(0, [&](float *slot) { row_io<T>::load(dd, slot, p.out[0]); });

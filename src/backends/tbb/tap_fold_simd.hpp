@@ -9,7 +9,8 @@
 //             scales, a downsampling's single tap): w0 x0 + w1 x1 + ...
 // Each source gives full(at), the 16 floats at `at` of every row summed, and
 // half(m, at), the same with lanes outside m zero (masked loads). Rows of
-// bf16/f16 (full() only) are widened to f32 as they are loaded, exactly.
+// bf16/f16 are widened to f32 as they are loaded, exactly (half(): m a
+// prefix of the lanes, as at the end of a row).
 // Include only from files of src/backends/tbb.
 #pragma once
 
@@ -28,9 +29,9 @@ namespace bpg::tbb_backend::tap_fold {
 template <bool FULL> BPG_FOLD_AVX512 __m512 load(const float *x, __mmask16 m, int64_t at) {
     return FULL ? _mm512_loadu_ps(x + at) : _mm512_maskz_loadu_ps(m, x + at);
 }
-template <bool FULL, typename T> BPG_FOLD_AVX512 __m512 load(const T *x, __mmask16, int64_t at) {
-    static_assert(FULL, "16-bit rows are read in whole vectors only");
-    return convert16::load16(x + at);
+// 16-bit: masks are prefixes (the lanes up to a row's end) here.
+template <bool FULL, typename T> BPG_FOLD_AVX512 __m512 load(const T *x, __mmask16 m, int64_t at) {
+    return FULL ? convert16::load16(x + at) : convert16::load_prefix(x + at, m);
 }
 
 template <typename E = float> struct sym4_rows {
