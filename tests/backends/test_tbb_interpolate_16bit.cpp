@@ -143,8 +143,9 @@ TEST(TbbInterpolate16bit, FusedRunsGiveTheGenericBits) {
 
 // Channels-last levels whose sums are widened in registers but not fused
 // (tap_sum16.hpp: level 0; one axis: diff_src narrowed too), and planar
-// rows of one axis read by the stride-2 gather as 16-bit, against the
-// generic loops (converted ring slots) and across thread counts.
+// rows read as 16-bit by the stride-2 gather (one axis) or the fused row
+// sums (two), against the generic loops (converted ring slots or tile) and
+// across thread counts.
 TEST(TbbInterpolate16bit, InRegistersGiveTheGenericBits) {
     if (!tbb_backend::has_avx512f()) GTEST_SKIP() << "needs AVX-512";
     struct nd_case {
@@ -155,6 +156,9 @@ TEST(TbbInterpolate16bit, InRegistersGiveTheGenericBits) {
             {{2, 9, 32}, {2, 17, 32}, "linear", "half_pixel", "channels_last_runs_1d"},
             {{6, 37, 1}, {6, 74, 1}, "linear", "half_pixel", "planar_row_blocks_1d"}, // C = 1: planar rows
             {{2, 200, 1}, {2, 400, 1}, "nearest", "half_pixel", "planar_row_blocks_1d"},
+            {{2, 7, 9, 1}, {2, 13, 18, 1}, "linear", "align_corners", "planar_fused_row_gather_2d"},
+            {{3, 5, 40, 1}, {3, 11, 80, 1}, "nearest", "half_pixel", "planar_fused_row_gather_2d"},
+            {{2, 3, 9, 1}, {2, 17, 18, 1}, "linear", "half_pixel", "planar_fused_row_gather_2d"},
             {{3, 17, 48}, {3, 9, 48}, "nearest", "asymmetric", "channels_last_runs_1d"},
             {{2, 7, 16}, {2, 12, 16}, "linear", "align_corners", "channels_last_runs_1d"},
             {{2, 6, 7, 32}, {2, 12, 14, 32}, "linear", "align_corners", "channels_last_levels_2d"},
@@ -187,7 +191,7 @@ TEST(TbbInterpolate16bit, InRegistersGiveTheGenericBits) {
             EXPECT_EQ(bits_of(one), bits_of(three));
             const generic_loops generic;
             with_default_threads(2, [&] {
-                EXPECT_NE(compile_interp_case(c, backend_kind::tbb).get_kernel_path().find("converted_ring"),
+                EXPECT_EQ(compile_interp_case(c, backend_kind::tbb).get_kernel_path().find("converted_in_registers"),
                         std::string::npos);
                 EXPECT_EQ(bits_of(one), bits_of(run_interp(c, backend_kind::tbb, dd)));
             });

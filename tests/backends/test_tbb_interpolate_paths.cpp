@@ -169,6 +169,20 @@ TEST(TbbInterpolatePaths, PlanarFusedRowGather2d) {
                 "interpolate:planar_fused_row_gather_2d:converted_tile:batch=8:cached");
         expect_path(make_case(layout::nxc, dt, 2, 1, {5, 7}, {10, 14}),
                 "interpolate:planar_fused_row_gather_2d:converted_tile:batch=8:cached");
+        // Axis 0 without 2x linear interiors: the rows read as 16-bit, in
+        // every tap_fold form and the others (converted first).
+        const std::string in_registers = "interpolate:planar_fused_row_gather_2d:converted_in_registers:batch=8:cached";
+        expect_path(make_case(layout::ncx, dt, 2, 4, {5, 7}, {10, 14}, "nearest"), in_registers, 3);
+        expect_path(make_case(layout::nxc, dt, 3, 1, {5, 40}, {11, 80}, "nearest"), in_registers);
+        expect_path(make_case(layout::ncx, dt, 2, 4, {5, 7}, {13, 14}), in_registers, 3);
+        expect_path(padded_diff_dst(make_case(layout::ncx, dt, 2, 4, {6, 7}, {13, 14}), 3), in_registers);
+        for (const char *coord : {"align_corners", "asymmetric"}) {
+            interp_case c = make_case(layout::ncx, dt, 2, 4, {7, 9}, {13, 18});
+            c.coord = coord;
+            expect_path(c, in_registers, 3);
+        }
+        interp_case c = make_case(layout::ncx, dt, 2, 4, {3, 9}, {17, 18}); // 6 taps an input: converted first
+        expect_path(c, in_registers, 3);
     }
 }
 
@@ -430,6 +444,8 @@ TEST(TbbInterpolatePaths, SourceConvertedInRegisters) {
                 "interpolate:channels_last_fused_runs_nd:converted_in_registers:batch=1:cached");
         expect_path(make_case(layout::ncx, dt, 2, 4, {40}, {80}),
                 "interpolate:planar_row_blocks_1d:converted_in_registers:cached", 3);
+        expect_path(make_case(layout::ncx, dt, 2, 4, {5, 7}, {10, 14}, "nearest"),
+                "interpolate:planar_fused_row_gather_2d:converted_in_registers:batch=8:cached");
     }
 }
 

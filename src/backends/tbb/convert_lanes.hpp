@@ -65,7 +65,8 @@ template <typename T> BPG_LANES_AVX512 __m512 load_first(const T *p, int64_t n) 
 // The lanes of a prefix mask m (lanes 0 .. k - 1) at p as f32, the others
 // zero; reads nothing past them.
 template <typename T> BPG_LANES_AVX512 __m512 load_prefix(const T *p, __mmask16 m) {
-    const int64_t k = m == 0 ? 0 : 32 - __builtin_clz(unsigned(m));
+    if (m == 0) return _mm512_setzero_ps(); // (a window past the row's end)
+    const int64_t k = 32 - __builtin_clz(unsigned(m));
     return k >= 16 ? load16(p) : load_first(p, k);
 }
 

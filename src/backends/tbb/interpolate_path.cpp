@@ -59,8 +59,13 @@ interp_source source_of(const interp_plan &p) {
         // level) sums 16-bit diff_dst widened in registers (tap_sum16.hpp).
         if (fused_runs_2d(p) || (p.channels_last && has_avx512f() && dense_slices(p) && p.run % 16 == 0))
             return interp_source::converted_in_registers;
-        // Planar rows of one axis with the stride-2 gather: read as 16-bit.
-        if (p.nsp == 1 && !p.channels_last && has_avx512f() && p.inner_rows.stride2)
+        // Planar rows with the stride-2 gather (2-D: fused with the row
+        // sums): read as 16-bit. Not where axis 0 has 2x linear interiors:
+        // each row, read by two inputs, would be widened twice, which
+        // measured slower than converting it once into the tile.
+        const std::vector<uint8_t> &sym4 = p.grouped[0].sym4;
+        const bool sym4_rows = p.nsp == 2 && std::find(sym4.begin(), sym4.end(), 1) != sym4.end();
+        if ((p.nsp == 1 || (p.nsp == 2 && !sym4_rows)) && !p.channels_last && has_avx512f() && p.inner_rows.stride2)
             return interp_source::converted_in_registers;
         return !p.channels_last && p.nsp == 2 ? interp_source::converted_tile : interp_source::converted_ring;
     }

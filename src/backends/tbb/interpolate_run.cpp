@@ -131,6 +131,9 @@ struct scratch {
         // most one task's share, bounded by the whole axis).
         if (planar_rows) rows.resize(p.in[size_t(last - 1)] * p.run, from);
         if (p.source == interp_source::converted_tile) tile.resize(p.batch_rows * p.slice_floats[0], from);
+        // Planar fused 16-bit rows: an input of no tap_fold form converts its rows here.
+        if (p.source == interp_source::converted_in_registers && !p.channels_last && last == 1)
+            tile.resize(p.axes[0].max_taps * p.slice_floats[0], from);
         // (Channels-last fused runs in registers: the inputs of other forms
         // still sum converted slices.)
         const bool ring_too = p.source == interp_source::converted_in_registers && p.channels_last;
@@ -352,6 +355,14 @@ template <typename T> struct task {
         const int64_t n = p.slice_floats[0];
         for (int64_t i = ia; i < ib; i += p.level0_batch) {
             const int64_t i1 = std::min(ib, i + p.level0_batch);
+            if constexpr (!std::is_same_v<T, float>) {
+                if (p.source == interp_source::converted_in_registers) { // fused, reading 16-bit rows
+                    sum_gather_rows(p.grouped[0], i, i1 - i, s.x.data(), rows_of<T> {dd, p.dd_sp[0]}, p.inner_rows,
+                            p.axes[1], s.out.data(), p.in[1], s.rows.data(), s.tile.data(), p.prefetch_bytes0);
+                    store_rows(i1 - i, ds + i * p.ds_sp[0], p.ds_sp[0]);
+                    continue;
+                }
+            }
             row_source rows {nullptr, p.dd_sp[0]};
             if constexpr (std::is_same_v<T, float>) {
                 rows.base = dd;

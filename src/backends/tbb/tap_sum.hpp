@@ -65,6 +65,9 @@ template <typename T> struct rows_of {
 // into L1 they evict the rows being summed (measured slower than none).
 void prefetch_rows_ahead(const grouped_axis &a, const row_source &src, int64_t row_floats, int64_t i0, int64_t i1,
         int64_t bytes);
+// The same in bytes: row o at row0 + o * row_step, row_bytes long.
+void prefetch_rows_ahead(const grouped_axis &a, const char *row0, int64_t row_step, int64_t row_bytes, int64_t i0,
+        int64_t i1, int64_t bytes);
 
 // For inputs [i0, i1), every one sym4 (needs AVX-512: sym4_columns_available):
 // out[(i - i0) * out_stride + j] = the grouped sum over the rows of src, j < n.
