@@ -246,9 +246,13 @@ template <typename T> struct task {
         const kernels::axis_gather &g = p.axes[size_t(p.nsp - 1)];
         if constexpr (std::is_same_v<T, float>) {
             gather_rows(p.inner_rows, g, s.rows.data(), p.run, dst, row_stride, nrows, gather_nontemporal);
-        } else {
-            gather_rows(p.inner_rows, g, s.rows.data(), p.run, s.out.data(), g.in, nrows);
-            store_rows(nrows, dst, row_stride);
+        } else { // 16 rows at a time, so that the f32 result is converted while in L1
+            constexpr int64_t chunk = 16;
+            for (int64_t r = 0; r < nrows; r += chunk) {
+                const int64_t m = std::min(chunk, nrows - r);
+                gather_rows(p.inner_rows, g, s.rows.data() + r * p.run, p.run, s.out.data(), g.in, m);
+                store_rows(m, dst + r * row_stride, row_stride);
+            }
         }
     }
 
