@@ -116,6 +116,17 @@ TEST(TbbInterpolatePaths, PlanarRowBlocks1d) {
         expect_path(make_case(layout::nxc, dt, 3, 1, {75}, {37}, "nearest"),
                 "interpolate:planar_row_blocks_1d:converted_ring:cached");
     }
+    if (!tbb_backend::has_avx512f()) return;
+    // Rows with the stride-2 gather: read as 16-bit, widened in registers.
+    const std::string in_registers = "interpolate:planar_row_blocks_1d:converted_in_registers:cached";
+    for (data_type dt : {bf16, f16}) {
+        expect_path(make_case(layout::ncx, dt, 2, 4, {37}, {74}), in_registers, 3);
+        expect_path(make_case(layout::ncx, dt, 1, 2, {200}, {400}), in_registers, 3); // tasks of row blocks
+        expect_path(make_case(layout::nxc, dt, 3, 1, {40}, {80}, "nearest"), in_registers);
+        interp_case c = make_case(layout::ncx, dt, 2, 3, {45}, {90});
+        c.coord = "pytorch_half_pixel";
+        expect_path(c, in_registers, 3);
+    }
 }
 
 TEST(TbbInterpolatePaths, ChannelsLastRuns1d) {
@@ -127,6 +138,20 @@ TEST(TbbInterpolatePaths, ChannelsLastRuns1d) {
                 "interpolate:channels_last_runs_1d:converted_ring:cached");
         expect_path(make_case(layout::ncx_channels_last, dt, 2, 5, {9}, {17}),
                 "interpolate:channels_last_runs_1d:converted_ring:cached");
+    }
+    if (tbb_backend::has_avx512f()) {
+        // Runs of whole vectors: diff_dst widened and diff_src narrowed in
+        // registers (inputs of no tap_fold form through the ring).
+        const std::string in_registers = "interpolate:channels_last_runs_1d:converted_in_registers:cached";
+        for (data_type dt : {bf16, f16}) {
+            expect_path(make_case(layout::nxc, dt, 2, 32, {9}, {17}), in_registers, 3);
+            expect_path(make_case(layout::nxc, dt, 2, 16, {40}, {80}), in_registers);
+            expect_path(make_case(layout::ncx_channels_last, dt, 2, 16, {17}, {9}, "nearest"), in_registers, 3);
+            expect_path(make_case(layout::nxc, dt, 2, 48, {5}, {23}), in_registers);
+            interp_case c = make_case(layout::nxc, dt, 2, 16, {7}, {12});
+            c.coord = "align_corners";
+            expect_path(c, in_registers, 3);
+        }
     }
     const lowered_thresholds large(all_large);
     expect_path(make_case(layout::nxc, f32, 2, 16, {40}, {80}), "interpolate:channels_last_runs_1d:f32:cached");
@@ -144,6 +169,20 @@ TEST(TbbInterpolatePaths, PlanarFusedRowGather2d) {
                 "interpolate:planar_fused_row_gather_2d:converted_tile:batch=8:cached");
         expect_path(make_case(layout::nxc, dt, 2, 1, {5, 7}, {10, 14}),
                 "interpolate:planar_fused_row_gather_2d:converted_tile:batch=8:cached");
+        // Axis 0 without 2x linear interiors: the rows read as 16-bit, in
+        // every tap_fold form and the others (converted first).
+        const std::string in_registers = "interpolate:planar_fused_row_gather_2d:converted_in_registers:batch=8:cached";
+        expect_path(make_case(layout::ncx, dt, 2, 4, {5, 7}, {10, 14}, "nearest"), in_registers, 3);
+        expect_path(make_case(layout::nxc, dt, 3, 1, {5, 40}, {11, 80}, "nearest"), in_registers);
+        expect_path(make_case(layout::ncx, dt, 2, 4, {5, 7}, {13, 14}), in_registers, 3);
+        expect_path(padded_diff_dst(make_case(layout::ncx, dt, 2, 4, {6, 7}, {13, 14}), 3), in_registers);
+        for (const char *coord : {"align_corners", "asymmetric"}) {
+            interp_case c = make_case(layout::ncx, dt, 2, 4, {7, 9}, {13, 18});
+            c.coord = coord;
+            expect_path(c, in_registers, 3);
+        }
+        interp_case c = make_case(layout::ncx, dt, 2, 4, {3, 9}, {17, 18}); // 6 taps an input: converted first
+        expect_path(c, in_registers, 3);
     }
 }
 
@@ -171,6 +210,8 @@ TEST(TbbInterpolatePaths, PlanarSmallPlanes2d) {
     expect_path(make_case(layout::ncx, f32, 3, 67, {7, 7}, {14, 14}, "nearest"), path, 3);
     expect_path(make_case(layout::ncx, f32, 1, 200, {7, 5}, {3, 13}), path);
     expect_path(make_case(layout::ncx, f32, 1, 200, {5, 1}, {1, 9}), path);
+    expect_path(make_case(layout::ncx, f32, 2, 100, {14, 14}, {28, 28}), path, 3); // the largest planes
+    expect_path(make_case(layout::ncx, f32, 2, 100, {16, 16}, {32, 32}, "nearest"), path);
     expect_path(make_case(layout::nxc, f32, 201, 1, {6, 7}, {13, 14}), path, 3);
     for (const char *coord : {"align_corners", "asymmetric", "pytorch_half_pixel", "tf_half_pixel_for_nn"}) {
         interp_case c = make_case(layout::ncx, f32, 2, 100, {7, 6}, {13, 14}, "nearest");
@@ -181,13 +222,14 @@ TEST(TbbInterpolatePaths, PlanarSmallPlanes2d) {
         expect_path(c, path, 3);
     }
     for (data_type dt : {bf16, f16}) {
-        const std::string tile = "interpolate:planar_small_planes_2d:converted_tile:cached";
+        const std::string tile = "interpolate:planar_small_planes_2d:converted_in_registers:cached";
         expect_path(make_case(layout::ncx, dt, 2, 100, {7, 7}, {14, 14}), tile);
         expect_path(make_case(layout::ncx, dt, 2, 100, {14, 14}, {7, 7}, "nearest"), tile, 3);
         expect_path(make_case(layout::nxc, dt, 201, 1, {7, 5}, {3, 13}), tile, 3);
+        expect_path(make_case(layout::ncx, dt, 2, 100, {14, 14}, {28, 28}), tile, 3);
     }
     // Planes too large or too few, diff_dst rows with gaps: the row paths.
-    expect_path(make_case(layout::ncx, f32, 2, 100, {14, 14}, {28, 28}),
+    expect_path(make_case(layout::ncx, f32, 2, 100, {17, 16}, {34, 32}),
             "interpolate:planar_fused_row_gather_2d:f32:batch=8:cached");
     expect_path(make_case(layout::ncx, f32, 2, 100, {33, 32}, {16, 16}),
             "interpolate:planar_rows_then_gather_2d:f32:batch=task:cached");
@@ -203,6 +245,26 @@ TEST(TbbInterpolatePaths, ChannelsLastFusedRuns2d) {
             "interpolate:channels_last_fused_runs_2d:f32:batch=1:cached");
     expect_path(make_case(layout::ncx_channels_last, f32, 2, 16, {5, 7}, {10, 14}, "nearest"),
             "interpolate:channels_last_fused_runs_2d:f32:batch=1:cached");
+    // 16-bit: the same pass, converting in registers.
+    const std::string in_registers = "interpolate:channels_last_fused_runs_2d:converted_in_registers:batch=1:cached";
+    for (data_type dt : {bf16, f16}) {
+        expect_path(make_case(layout::nxc, dt, 2, 32, {5, 7}, {10, 14}), in_registers);
+        expect_path(make_case(layout::nxc, dt, 3, 64, {7, 7}, {14, 14}), in_registers, 3);
+        expect_path(make_case(layout::ncx_channels_last, dt, 2, 16, {5, 7}, {10, 14}, "nearest"), in_registers, 3);
+        expect_path(make_case(layout::nxc, dt, 2, 48, {6, 5}, {9, 10}), in_registers, 3);
+        expect_path(make_case(layout::nxc, dt, 2, 16, {14, 14}, {7, 7}, "nearest"), in_registers);
+        expect_path(make_case(layout::nxc, dt, 2, 16, {6, 7}, {18, 21}, "nearest"), in_registers);
+        // Nearest in every mode; linear where the innermost axis is a 2x
+        // interior (else the levels apart: ChannelsLastLevels2d).
+        for (const char *coord : {"align_corners", "asymmetric", "pytorch_half_pixel", "tf_half_pixel_for_nn"}) {
+            interp_case c = make_case(layout::nxc, dt, 2, 32, {6, 7}, {13, 14}, "nearest");
+            c.coord = coord;
+            expect_path(c, in_registers, 3);
+        }
+        interp_case c = make_case(layout::nxc, dt, 2, 32, {6, 7}, {12, 14});
+        c.coord = "pytorch_half_pixel";
+        expect_path(c, in_registers, 3);
+    }
 }
 
 TEST(TbbInterpolatePaths, ChannelsLastLevels2d) {
@@ -211,12 +273,29 @@ TEST(TbbInterpolatePaths, ChannelsLastLevels2d) {
             "interpolate:channels_last_levels_2d:f32:batch=4:cached");
     expect_path(make_case(layout::ncx_channels_last, f32, 2, 3, {5, 7}, {9, 4}),
             "interpolate:channels_last_levels_2d:f32:batch=1:cached");
-    for (data_type dt : {bf16, f16})
-        expect_path(make_case(layout::nxc, dt, 2, 32, {5, 7}, {10, 14}),
+    // 16-bit runs the fused pass cannot take: C not whole vectors, gaps
+    // between diff_dst's runs, no AVX-512.
+    for (data_type dt : {bf16, f16}) {
+        expect_path(make_case(layout::nxc, dt, 2, 24, {5, 7}, {10, 14}),
                 "interpolate:channels_last_levels_2d:converted_ring:batch=1:cached");
+        expect_path(padded_diff_dst(make_case(layout::nxc, dt, 2, 32, {5, 7}, {10, 14}), 16),
+                "interpolate:channels_last_levels_2d:converted_ring:batch=1:cached");
+    }
+    if (tbb_backend::has_avx512f())
+        for (data_type dt : {bf16, f16}) { // level 0 widened in registers (tap_sum16.hpp)
+            const std::string in_registers = "interpolate:channels_last_levels_2d:converted_in_registers:batch=1:cached";
+            interp_case c = make_case(layout::nxc, dt, 2, 32, {6, 7}, {12, 14});
+            c.coord = "align_corners";
+            expect_path(c, in_registers, 3);
+            expect_path(make_case(layout::nxc, dt, 2, 16, {14, 14}, {7, 7}), in_registers, 3);
+            expect_path(make_case(layout::ncx_channels_last, dt, 2, 32, {6, 9}, {13, 17}), in_registers);
+        }
     const generic_loops generic;
     expect_path(make_case(layout::nxc, f32, 2, 32, {5, 7}, {10, 14}),
             "interpolate:channels_last_levels_2d:f32:batch=4:cached");
+    for (data_type dt : {bf16, f16})
+        expect_path(make_case(layout::nxc, dt, 2, 32, {5, 7}, {10, 14}),
+                "interpolate:channels_last_levels_2d:converted_ring:batch=1:cached");
 }
 
 TEST(TbbInterpolatePaths, PlanarFusedRowGatherNd) {
@@ -258,6 +337,19 @@ TEST(TbbInterpolatePaths, ChannelsLastFusedRunsNd) {
             "interpolate:channels_last_fused_runs_nd:f32:batch=1:cached");
     expect_path(make_case(layout::nxc, f32, 1, 16, {3, 3, 2, 5}, {6, 6, 4, 10}),
             "interpolate:channels_last_fused_runs_nd:f32:batch=4:cached");
+    // 16-bit: level 0 widened in registers (inputs of no tap_fold form from
+    // converted ring slots), the last two levels fused from the f32
+    // scratch, narrowed as stored.
+    const std::string ring = "interpolate:channels_last_fused_runs_nd:converted_in_registers:batch=1:cached";
+    for (data_type dt : {bf16, f16}) {
+        expect_path(make_case(layout::nxc, dt, 1, 32, {3, 4, 5}, {6, 8, 10}), ring);
+        expect_path(make_case(layout::nxc, dt, 2, 32, {4, 4, 5}, {8, 8, 10}, "nearest"), ring, 3);
+        expect_path(make_case(layout::ncx_channels_last, dt, 1, 16, {3, 4, 5}, {5, 8, 10}), ring, 3);
+        expect_path(make_case(layout::nxc, dt, 1, 16, {3, 3, 2, 5}, {6, 6, 4, 10}), ring);
+        interp_case c = make_case(layout::nxc, dt, 1, 16, {3, 4, 5}, {6, 9, 10});
+        c.coord = "pytorch_half_pixel";
+        expect_path(c, ring, 3);
+    }
 }
 
 TEST(TbbInterpolatePaths, ChannelsLastLevelsNd) {
@@ -267,12 +359,20 @@ TEST(TbbInterpolatePaths, ChannelsLastLevelsNd) {
             "interpolate:channels_last_levels_nd:f32:batch=1:cached");
     expect_path(make_case(layout::nxc, f32, 1, 3, {2, 3, 2, 5}, {3, 5, 3, 9}, "nearest"),
             "interpolate:channels_last_levels_nd:f32:batch=1:cached");
-    for (data_type dt : {bf16, f16})
-        expect_path(make_case(layout::nxc, dt, 1, 32, {3, 4, 5}, {6, 8, 10}),
+    for (data_type dt : {bf16, f16}) {
+        expect_path(make_case(layout::nxc, dt, 1, 24, {3, 4, 5}, {6, 8, 10}),
                 "interpolate:channels_last_levels_nd:converted_ring:batch=1:cached");
+        if (!tbb_backend::has_avx512f()) continue;
+        interp_case c = make_case(layout::nxc, dt, 1, 32, {3, 4, 5}, {6, 8, 10});
+        c.coord = "align_corners"; // no fused last levels
+        expect_path(c, "interpolate:channels_last_levels_nd:converted_in_registers:batch=1:cached", 3);
+    }
     const generic_loops generic;
     expect_path(make_case(layout::nxc, f32, 1, 32, {3, 4, 5}, {6, 8, 10}),
             "interpolate:channels_last_levels_nd:f32:batch=4:cached");
+    for (data_type dt : {bf16, f16})
+        expect_path(make_case(layout::nxc, dt, 1, 32, {3, 4, 5}, {6, 8, 10}),
+                "interpolate:channels_last_levels_nd:converted_ring:batch=1:cached");
 }
 
 // ---- interp_source ----
@@ -320,6 +420,32 @@ TEST(TbbInterpolatePaths, SourceConvertedTile) {
         const generic_loops generic;
         expect_path(make_case(layout::ncx, dt, 2, 4, {5, 7}, {10, 14}),
                 "interpolate:planar_rows_then_gather_2d:converted_tile:batch=8:cached");
+    }
+}
+
+// 16-bit read and written by the kernel itself, 16 values a register: the
+// small planes (NCX, NXC with C = 1) and the channels-last fused runs.
+TEST(TbbInterpolatePaths, SourceConvertedInRegisters) {
+    REQUIRE_AVX512F();
+    for (data_type dt : {bf16, f16}) {
+        expect_path(make_case(layout::ncx, dt, 2, 100, {7, 7}, {14, 14}),
+                "interpolate:planar_small_planes_2d:converted_in_registers:cached", 3);
+        expect_path(make_case(layout::nxc, dt, 201, 1, {14, 14}, {7, 7}),
+                "interpolate:planar_small_planes_2d:converted_in_registers:cached");
+        expect_path(make_case(layout::nxc, dt, 2, 32, {5, 7}, {10, 14}),
+                "interpolate:channels_last_fused_runs_2d:converted_in_registers:batch=1:cached", 3);
+        expect_path(make_case(layout::ncx_channels_last, dt, 2, 16, {5, 7}, {10, 14}),
+                "interpolate:channels_last_fused_runs_2d:converted_in_registers:batch=1:cached");
+        expect_path(make_case(layout::nxc, dt, 2, 16, {14, 14}, {7, 7}),
+                "interpolate:channels_last_levels_2d:converted_in_registers:batch=1:cached");
+        expect_path(make_case(layout::nxc, dt, 2, 32, {9}, {17}),
+                "interpolate:channels_last_runs_1d:converted_in_registers:cached", 3);
+        expect_path(make_case(layout::nxc, dt, 1, 32, {3, 4, 5}, {6, 8, 10}),
+                "interpolate:channels_last_fused_runs_nd:converted_in_registers:batch=1:cached");
+        expect_path(make_case(layout::ncx, dt, 2, 4, {40}, {80}),
+                "interpolate:planar_row_blocks_1d:converted_in_registers:cached", 3);
+        expect_path(make_case(layout::ncx, dt, 2, 4, {5, 7}, {10, 14}, "nearest"),
+                "interpolate:planar_fused_row_gather_2d:converted_in_registers:batch=8:cached");
     }
 }
 

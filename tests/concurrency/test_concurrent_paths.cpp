@@ -138,6 +138,11 @@ INSTANTIATE_TEST_SUITE_P(Tbb, ConcurrentPaths,
                 // Many small planes, 16 at once in the vector lanes (AVX-512).
                 interp("interp_ncx_small_planes", {8, 64, 7, 7}, {8, 64, 14, 14}, "linear"),
                 interp("interp_ncx_small_planes_f16", {8, 65, 14, 14}, {8, 65, 7, 7}, "nearest", data_type::f16),
+                // 16-bit read and written in registers (docs/interpolate-16bit.md).
+                interp("interp_nxc_down_bf16", {2, 12, 12, 32}, {2, 6, 6, 32}, "linear", data_type::bf16, true),
+                interp("interp_nxc_1d_f16", {2, 20, 32}, {2, 40, 32}, "linear", data_type::f16, true),
+                interp("interp_ncx_nearest_bf16", {2, 4, 6, 20}, {2, 4, 13, 40}, "nearest", data_type::bf16),
+                interp("interp_ncx_1d_f16", {2, 4, 40}, {2, 4, 80}, "linear", data_type::f16),
                 // BatchNorm: planar per channel (rows of 1 KB and more), in
                 // channel groups (short rows), with few channels (generic schedule).
                 bn("bn_ncx_per_channel", {2, 8, 16, 32}, false),

@@ -3,6 +3,7 @@
 // Measurements behind each rule: bench/NOTES.md.
 #include <algorithm>
 
+#include "backends/tbb/cpu.hpp"
 #include "backends/tbb/interpolate_plan.hpp"
 #include "backends/tbb/interpolate_small_planes.hpp"
 #include "backends/tbb/parallel.hpp"
@@ -39,12 +40,36 @@ int64_t tasks_per_plane(const interp_plan &p) {
     return planes >= want ? 1 : std::max<int64_t>(1, std::min((want + planes - 1) / planes, units / p.min_block));
 }
 
-interp_source source_of(const interp_plan &p) {
-    if (p.dt != data_type::f32)
-        return !p.channels_last && p.nsp == 2 ? interp_source::converted_tile : interp_source::converted_ring;
+// Level-0 slices of diff_dst are contiguous blocks (no gaps between runs).
+bool dense_slices(const interp_plan &p) {
     for (size_t r = 0; r < p.dd_rows0.size(); ++r)
-        if (p.dd_rows0[r] != int64_t(r) * p.run) return interp_source::f32_strided;
-    return interp_source::f32;
+        if (p.dd_rows0[r] != int64_t(r) * p.run) return false;
+    return true;
+}
+
+// Channels-last 2-D whose innermost level the fused pass takes over
+// contiguous slices: 16-bit goes through it too, converted in registers.
+bool fused_runs_2d(const interp_plan &p) {
+    return p.channels_last && p.nsp == 2 && dense_slices(p) && run_sum_gather_available(p.grouped[1], p.run);
+}
+
+interp_source source_of(const interp_plan &p) {
+    if (p.dt != data_type::f32) {
+        // Channels-last slices of whole vectors: level 0 (1-D: the only
+        // level) sums 16-bit diff_dst widened in registers (tap_sum16.hpp).
+        if (fused_runs_2d(p) || (p.channels_last && has_avx512f() && dense_slices(p) && p.run % 16 == 0))
+            return interp_source::converted_in_registers;
+        // Planar rows with the stride-2 gather (2-D: fused with the row
+        // sums): read as 16-bit. Not where axis 0 has 2x linear interiors:
+        // each row, read by two inputs, would be widened twice, which
+        // measured slower than converting it once into the tile.
+        const std::vector<uint8_t> &sym4 = p.grouped[0].sym4;
+        const bool sym4_rows = p.nsp == 2 && std::find(sym4.begin(), sym4.end(), 1) != sym4.end();
+        if ((p.nsp == 1 || (p.nsp == 2 && !sym4_rows)) && !p.channels_last && has_avx512f() && p.inner_rows.stride2)
+            return interp_source::converted_in_registers;
+        return !p.channels_last && p.nsp == 2 ? interp_source::converted_tile : interp_source::converted_ring;
+    }
+    return dense_slices(p) ? interp_source::f32 : interp_source::f32_strided;
 }
 
 interp_levels levels_of(const interp_plan &p) {
@@ -63,12 +88,11 @@ interp_levels levels_of(const interp_plan &p) {
             return fused ? interp_levels::planar_fused_row_gather_2d : interp_levels::planar_rows_then_gather_2d;
         return fused ? interp_levels::planar_fused_row_gather_nd : interp_levels::planar_rows_then_gather_nd;
     }
-    const bool fused = p.dt == data_type::f32 && run_sum_gather_available(p.grouped[size_t(p.nsp - 1)], p.run);
     // In 2-D only contiguous slices reach the fused pass; strided ones go
     // run by run to the innermost level.
     if (p.nsp == 2)
-        return fused && p.source == interp_source::f32 ? interp_levels::channels_last_fused_runs_2d
-                                                       : interp_levels::channels_last_levels_2d;
+        return fused_runs_2d(p) ? interp_levels::channels_last_fused_runs_2d : interp_levels::channels_last_levels_2d;
+    const bool fused = run_sum_gather_available(p.grouped[size_t(p.nsp - 1)], p.run);
     return fused ? interp_levels::channels_last_fused_runs_nd : interp_levels::channels_last_levels_nd;
 }
 
@@ -143,6 +167,7 @@ std::string to_string(interp_source s) {
         case interp_source::f32_strided: return "f32_strided";
         case interp_source::converted_tile: return "converted_tile";
         case interp_source::converted_ring: return "converted_ring";
+        case interp_source::converted_in_registers: return "converted_in_registers";
     }
     return "?";
 }
@@ -177,6 +202,9 @@ void choose_interp_path(interp_plan &p) {
     p.tasks_per_plane = tasks_per_plane(p);
     p.source = source_of(p);
     p.levels = levels_of(p);
+    // Small planes convert 16-bit data as they transpose it, in registers.
+    if (p.levels == interp_levels::planar_small_planes_2d && p.dt != data_type::f32)
+        p.source = interp_source::converted_in_registers;
     p.batch = batch_of(p);
     p.level0_batch = inputs_of(p, p.batch);
     if (p.source == interp_source::converted_tile) p.batch_rows = most_outputs_of_a_batch(p.axes[0], p.level0_batch);

@@ -58,8 +58,11 @@ enum class interp_levels {
 enum class interp_source {
     f32,            // f32 in place; a level-0 slice is one contiguous block (summed a batch of inputs at a time)
     f32_strided,    // f32 in place, slices with gaps (padded diff_dst): summed run by run, one input at a time
-    converted_tile, // 16-bit, planar 2-D: the rows a batch reads (small planes: a group's planes) converted into an f32 tile
+    converted_tile, // 16-bit, planar 2-D: the rows a batch reads converted into an f32 tile
     converted_ring, // 16-bit otherwise: each slice (1-D: run, or row) converted once into a slot of a ring
+    // 16-bit read and written as 16 values a register, converted there
+    // (convert_lanes.hpp): small planes, as they are transposed.
+    converted_in_registers,
 };
 
 // Inputs of axis 0 summed together at level 0 (1-D: none, level 0 is the last).

@@ -14,8 +14,10 @@
 #include "backends/tbb/kernel_attributes.hpp"
 #include "backends/tbb/nontemporal.hpp"
 #include "backends/tbb/parallel.hpp"
+#include "backends/tbb/row_gather_stride2.hpp"
 #include "backends/tbb/row_sum_gather.hpp"
 #include "backends/tbb/run_sum_gather.hpp"
+#include "backends/tbb/tap_sum16.hpp"
 #include "backends/tbb/tap_sum.hpp"
 #include "backends/tbb/task_pool.hpp"
 #include "core/allocate.hpp"
@@ -118,14 +120,24 @@ struct scratch {
             acc[size_t(k)].resize(p.slice_floats[size_t(k)] * (k == 0 ? p.level0_batch : 1), from);
         // 16-bit planar 2-D and up: the final level's result for every row of the level above.
         const bool planar_rows = !p.channels_last && last > 0;
-        out.resize(planar_rows && p.dt != data_type::f32 ? p.in[size_t(last - 1)] * p.in[size_t(last)]
-                                                          : p.channels_last ? p.run : p.in[size_t(last)],
+        // 16-bit channels-last: a whole row of the last level, converted at once.
+        const bool narrow = p.dt != data_type::f32;
+        out.resize(planar_rows && narrow         ? p.in[size_t(last - 1)] * p.in[size_t(last)]
+                        : p.channels_last && narrow && last > 0 ? p.in[size_t(last)] * p.run
+                        : p.channels_last                      ? p.run
+                                                               : p.in[size_t(last)],
                 from);
         // Rows of the level above the last: all of its inputs (level 0: at
         // most one task's share, bounded by the whole axis).
         if (planar_rows) rows.resize(p.in[size_t(last - 1)] * p.run, from);
         if (p.source == interp_source::converted_tile) tile.resize(p.batch_rows * p.slice_floats[0], from);
-        if (p.source != interp_source::converted_ring) return;
+        // Planar fused 16-bit rows: an input of no tap_fold form converts its rows here.
+        if (p.source == interp_source::converted_in_registers && !p.channels_last && last == 1)
+            tile.resize(p.axes[0].max_taps * p.slice_floats[0], from);
+        // (Channels-last fused runs in registers: the inputs of other forms
+        // still sum converted slices.)
+        const bool ring_too = p.source == interp_source::converted_in_registers && p.channels_last;
+        if (p.source != interp_source::converted_ring && !ring_too) return;
         // Slots: every output one input reads, plus one (capped at ~4 MB).
         const int64_t slot = last > 0 ? p.slice_floats[0] : (p.channels_last ? p.run : p.out[0]);
         const int64_t budget = std::max<int64_t>(1, (int64_t(4) << 20) / std::max<int64_t>(slot * 4, 1));
@@ -139,6 +151,7 @@ template <typename T> struct task {
     const T *dd; // this plane
     T *ds;       // this plane
     bool gather_nontemporal = false; // interp_store::nontemporal_gather (this task writes a whole plane)
+    bool dense_slices = false;       // 16-bit ring: level-0 slices are contiguous in diff_dst
 
     // Channels-last: the last (innermost) level from a dense f32 source, runs
     // of p.run floats at o * p.run. (Planar rows go through final_rows.)
@@ -162,6 +175,11 @@ template <typename T> struct task {
             for (int64_t c = 1; c < copies; ++c)
                 for (int64_t i = 0; i < g.in; ++i)
                     std::memcpy(dst + c * copy_step + i * sp, dst + i * sp, size_t(p.run) * sizeof(float));
+        } else if (sp == p.run) { // a contiguous row: summed whole, then one conversion per copy
+            for (int64_t i = 0; i < g.in; ++i)
+                sum_taps(s.out.data() + i * p.run, p.run,
+                        taps_of(a, i, s.x.data(), [&](int64_t out) { return src + out * p.run; }));
+            for (int64_t c = 0; c < copies; ++c) row_io<T>::store(s.out.data(), dst + c * copy_step, g.in * p.run);
         } else {
             for (int64_t i = 0; i < g.in; ++i) {
                 sum_taps(s.out.data(), p.run, taps_of(a, i, s.x.data(), [&](int64_t out) { return src + out * p.run; }));
@@ -181,11 +199,11 @@ template <typename T> struct task {
         return copies;
     }
 
-    // Channels-last fused runs (f32): input i of the level above the last
-    // (axis a, its rows at src) and the last level in one pass
-    // (run_sum_gather.hpp) when i has a form it takes; false otherwise. A
-    // non-temporal row goes straight from registers where it is 64-byte
-    // aligned, else through the buffer.
+    // Channels-last fused runs: input i of the level above the last (axis
+    // a, its rows at src) and the last level in one pass (run_sum_gather.hpp)
+    // when i has a form it takes; false otherwise. A non-temporal row goes
+    // straight from registers where it is 64-byte aligned, else through the
+    // buffer. (16-bit: fused_runs16.)
     BPG_ALWAYS_INLINE bool fused_runs(const grouped_axis &a, int64_t i, const row_source &src, T *dst,
             int64_t prefetch_bytes = 0) {
         if constexpr (std::is_same_v<T, float>) {
@@ -202,6 +220,22 @@ template <typename T> struct task {
                     prefetch_bytes);
             row.finish();
             return true;
+        } else { // three axes and more: from the f32 scratch, narrowed as stored
+            if (p.levels != interp_levels::channels_last_fused_runs_nd || !run_sum_gather_takes(a, i)) return false;
+            const int last = p.nsp - 1;
+            sum_gather_runs(a, i, src, p.grouped[size_t(last)], p.run, dst, p.ds_sp[size_t(last)]);
+            return true;
+        }
+    }
+
+    // 16-bit channels-last 2-D (interp_source::converted_in_registers): the
+    // same pass over input i's rows of diff_dst, read and written as 16-bit.
+    BPG_ALWAYS_INLINE bool fused_runs16(int64_t i, T *dst) {
+        if constexpr (!std::is_same_v<T, float>) {
+            const grouped_axis &a = p.grouped[0];
+            if (p.levels != interp_levels::channels_last_fused_runs_2d || !run_sum_gather_takes(a, i)) return false;
+            sum_gather_runs(a, i, rows_of<T> {dd, p.dd_sp[0]}, p.grouped[1], p.run, dst, p.ds_sp[1], p.prefetch_bytes0);
+            return true;
         }
         return false;
     }
@@ -212,10 +246,22 @@ template <typename T> struct task {
         const kernels::axis_gather &g = p.axes[size_t(p.nsp - 1)];
         if constexpr (std::is_same_v<T, float>) {
             gather_rows(p.inner_rows, g, s.rows.data(), p.run, dst, row_stride, nrows, gather_nontemporal);
-        } else {
-            gather_rows(p.inner_rows, g, s.rows.data(), p.run, s.out.data(), g.in, nrows);
-            for (int64_t r = 0; r < nrows; ++r) row_io<T>::store(s.out.data() + r * g.in, dst + r * row_stride, g.in);
+        } else { // 16 rows at a time, so that the f32 result is converted while in L1
+            constexpr int64_t chunk = 16;
+            for (int64_t r = 0; r < nrows; r += chunk) {
+                const int64_t m = std::min(chunk, nrows - r);
+                gather_rows(p.inner_rows, g, s.rows.data() + r * p.run, p.run, s.out.data(), g.in, m);
+                store_rows(m, dst + r * row_stride, row_stride);
+            }
         }
+    }
+
+    // 16-bit planar: nrows f32 rows of s.out out to diff_src rows at dst +
+    // r * row_stride, in one conversion when they are contiguous there.
+    BPG_ALWAYS_INLINE void store_rows(int64_t nrows, T *dst, int64_t row_stride) {
+        const int64_t w = p.axes[size_t(p.nsp - 1)].in;
+        if (row_stride == w) return row_io<T>::store(s.out.data(), dst, nrows * w);
+        for (int64_t r = 0; r < nrows; ++r) row_io<T>::store(s.out.data() + r * w, dst + r * row_stride, w);
     }
 
     // Planar: the level above the last and the last, for inputs [i0, i0 +
@@ -233,7 +279,7 @@ template <typename T> struct task {
                         prefetch_bytes);
             } else {
                 sum_gather_rows(a, i0, count, s.x.data(), rows, p.inner_rows, g, s.out.data(), g.in, s.rows.data());
-                for (int64_t r = 0; r < count; ++r) row_io<T>::store(s.out.data() + r * g.in, dst + r * row_stride, g.in);
+                store_rows(count, dst, row_stride);
             }
             return;
         }
@@ -282,6 +328,8 @@ template <typename T> struct task {
     BPG_ALWAYS_INLINE const float *slice0(int64_t o) {
         const T *base = dd + o * p.dd_sp[0];
         return s.ring.get(o, [&](float *slot) {
+            if (dense_slices) // one conversion, not one a run
+                return load_row0(base, slot, p.slice_floats[0]);
             for (size_t r = 0; r < p.dd_rows0.size(); ++r)
                 load_row0(base + p.dd_rows0[r], slot + int64_t(r) * p.run, p.run);
         });
@@ -311,12 +359,25 @@ template <typename T> struct task {
         const int64_t n = p.slice_floats[0];
         for (int64_t i = ia; i < ib; i += p.level0_batch) {
             const int64_t i1 = std::min(ib, i + p.level0_batch);
+            if constexpr (!std::is_same_v<T, float>) {
+                if (p.source == interp_source::converted_in_registers) { // fused, reading 16-bit rows
+                    sum_gather_rows(p.grouped[0], i, i1 - i, s.x.data(), rows_of<T> {dd, p.dd_sp[0]}, p.inner_rows,
+                            p.axes[1], s.out.data(), p.in[1], s.rows.data(), s.tile.data(), p.prefetch_bytes0);
+                    store_rows(i1 - i, ds + i * p.ds_sp[0], p.ds_sp[0]);
+                    continue;
+                }
+            }
             row_source rows {nullptr, p.dd_sp[0]};
             if constexpr (std::is_same_v<T, float>) {
                 rows.base = dd;
             } else {
                 const int64_t first = g.first_output(i, i1), end = g.end_output(i, i1);
-                for (int64_t o = first; o < end; ++o) load_row0(dd + o * p.dd_sp[0], s.tile.data() + (o - first) * n, n);
+                // Rows one after another (dense planes): one conversion for
+                // all, not one per row (short rows pay its setup per row).
+                if (p.dd_sp[0] == n) load_row0(dd + first * n, s.tile.data(), (end - first) * n);
+                else
+                    for (int64_t o = first; o < end; ++o)
+                        load_row0(dd + o * p.dd_sp[0], s.tile.data() + (o - first) * n, n);
                 rows = {s.tile.data(), n, first};
             }
             rows_to_diff_src(p.grouped[0], i, i1 - i, rows, n, ds + i * p.ds_sp[0], p.ds_sp[0],
@@ -347,11 +408,14 @@ template <typename T> struct task {
         }
     }
 
-    // interp_source::f32_strided and converted_ring: one input at a time.
+    // interp_source::f32_strided, converted_ring and converted_in_registers
+    // (channels-last): one input at a time.
     BPG_ALWAYS_INLINE void slices_one_by_one(int64_t ia, int64_t ib) {
         const int64_t n = p.slice_floats[0];
         const grouped_axis &a = p.grouped[0];
         for (int64_t i = ia, copies = 1; i < ib; i += copies) {
+            copies = 1;
+            if (fused_runs16(i, ds + i * p.ds_sp[0])) continue;
             float *acc = s.acc[0].data();
             if constexpr (std::is_same_v<T, float>) {
                 // Strided f32 runs: sum run by run, straight from diff_dst.
@@ -361,9 +425,12 @@ template <typename T> struct task {
                     }));
                 }
             } else {
-                // A 16-bit slice shared with the previous input stays in its
-                // ring slot, so each element is converted once.
-                sum_taps(acc, n, taps_of(a, i, s.x.data(), [&](int64_t o) { return slice0(o); }));
+                // Widened in registers where the plan says so and i has a
+                // tap_fold form; else a 16-bit slice shared with the
+                // previous input stays in its ring slot, converted once.
+                if (p.source != interp_source::converted_in_registers
+                        || !sum_taps16(a, i, rows_of<T> {dd, p.dd_sp[0]}, n, acc))
+                    sum_taps(acc, n, taps_of(a, i, s.x.data(), [&](int64_t o) { return slice0(o); }));
             }
             copies = repeats_from(i, ib);
             if (channels_last_2d(p)) final_level(acc, ds + i * p.ds_sp[0], copies, p.ds_sp[0]);
@@ -376,6 +443,10 @@ template <typename T> struct task {
     BPG_ALWAYS_INLINE void runs_1d(int64_t ia, int64_t ib) {
         float *o = s.out.data();
         for (int64_t i = ia; i < ib; ++i) {
+            if constexpr (!std::is_same_v<T, float>) // diff_src straight from the registers
+                if (p.source == interp_source::converted_in_registers
+                        && sum_taps16(p.grouped[0], i, rows_of<T> {dd, p.dd_sp[0]}, p.run, ds + i * p.ds_sp[0]))
+                    continue;
             const tap_run r = taps_of(p.grouped[0], i, s.x.data(), [&](int64_t out) -> const float * {
                 const T *run = dd + out * p.dd_sp[0];
                 if constexpr (std::is_same_v<T, float>) return run;
@@ -390,6 +461,12 @@ template <typename T> struct task {
     // then the gather of inputs [ia, ib).
     BPG_ALWAYS_INLINE void row_blocks_1d(int64_t ia, int64_t ib) {
         float *o = s.out.data();
+        if constexpr (!std::is_same_v<T, float>) {
+            if (p.source == interp_source::converted_in_registers) { // the stride-2 gather widens as it loads
+                gather_rows_stride2(p.inner_rows, p.axes[0], dd, 0, o, 0, 1, ia / 16, (ib + 15) / 16);
+                return row_io<T>::store(o, ds + ia, ib - ia);
+            }
+        }
         const float *row;
         if constexpr (std::is_same_v<T, float>) row = dd;
         else row = s.ring.get(0, [&](float *slot) { row_io<T>::load(dd, slot, p.out[0]); });
@@ -416,13 +493,15 @@ BPG_ALWAYS_INLINE void run_tasks(const interp_plan &p, scratch &s, const T *dd, 
     // gather itself, or the plane through the per-thread buffer.
     const bool planar_nontemporal = !p.channels_last && p.store != interp_store::cached;
     const bool by_gather = p.store == interp_store::nontemporal_gather;
+    bool dense_slices = true;
+    for (size_t r = 0; r < p.dd_rows0.size(); ++r) dense_slices = dense_slices && p.dd_rows0[r] == int64_t(r) * p.run;
     for (int64_t t = t0; t < t1; ++t) {
         const int64_t plane = t / parts, b = t % parts;
         const int64_t n = plane / p.c_count, c = plane % p.c_count;
         // Ring slots hold slices of one plane only.
         std::fill(s.ring.holds.begin(), s.ring.holds.end(), -1);
         const out_run<T> out(ds + n * p.ds_n + c * p.ds_c, p.in[0] * p.in[1], planar_nontemporal && !by_gather);
-        task<T> k {p, s, dd + n * p.dd_n + c * p.dd_c, out.out, by_gather};
+        task<T> k {p, s, dd + n * p.dd_n + c * p.dd_c, out.out, by_gather, dense_slices};
         const int64_t units = (in0 + p.split_unit - 1) / p.split_unit;
         k.run(std::min(in0, b * units / parts * p.split_unit), std::min(in0, (b + 1) * units / parts * p.split_unit));
         out.finish();

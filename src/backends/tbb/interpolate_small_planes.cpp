@@ -5,6 +5,7 @@
 
 #include <immintrin.h>
 
+#include "backends/tbb/convert_lanes.hpp"
 #include "backends/tbb/convert_rows.hpp"
 #include "backends/tbb/cpu.hpp"
 #include "backends/tbb/parallel.hpp"
@@ -29,7 +30,6 @@ struct group_scratch {
     core::array<float> dd_tile;    // diff_dst: out[0] * out[1] vectors
     core::array<float> ds_tile;    // diff_src: in[0] * in[1] vectors
     core::array<float> sum;        // one input's level-0 sum: out[1] vectors
-    core::array<float> dd16, ds16; // 16-bit data: the group's planes as f32
     core::checked_vector<const float *> x;
 
     explicit group_scratch(const interp_plan &p) {
@@ -43,9 +43,6 @@ struct group_scratch {
         std::fill(ds_tile.get(), ds_tile.get() + ds_tile_floats, 0.f);
         sum = core::allocate_array<float>(size_t(p.out[1] * lanes), what);
         x.resize(size_t(std::max<int64_t>(1, p.axes[0].max_taps)));
-        if (p.dt == data_type::f32) return;
-        dd16 = core::allocate_array<float>(dd_plane * lanes, what);
-        ds16 = core::allocate_array<float>(ds_plane * lanes, what);
     }
 };
 
@@ -108,33 +105,84 @@ BPG_AVX512_INLINE float16v blocks_of(const float *b0, const float *b1, const flo
     v = _mm512_insertf32x4(v, _mm_loadu_ps(b2), 2);
     return float16v(_mm512_insertf32x4(v, _mm_loadu_ps(b3), 3));
 }
+// 16-bit: the same blocks for pieces m and m + 1 at once. 8-value loads
+// of planes (b0, b2) and (b1, b3) as two vectors, whose in-lane 64-bit
+// unpacks hold the four pieces m, then the four pieces m + 1, in block
+// order; each widened to f32 in one conversion. (No cross-lane shuffle
+// but the widening.)
+template <typename T>
+BPG_AVX512_INLINE void blocks_of(const T *b0, const T *b1, const T *b2, const T *b3, float16v &m, float16v &m1) {
+    auto load8 = [](const T *p) { return _mm_loadu_si128(reinterpret_cast<const __m128i *>(p)); };
+    const __m256i a = _mm256_set_m128i(load8(b2), load8(b0)), b = _mm256_set_m128i(load8(b3), load8(b1));
+    m = float16v(convert16::widen(_mm256_unpacklo_epi64(a, b), b0));
+    m1 = float16v(convert16::widen(_mm256_unpackhi_epi64(a, b), b0));
+}
+
+// Element e0 + lane of a plane as f32, the first n lanes (16: all).
+// 16-bit: a whole vector where its 16 values lie inside diff_dst (`end`,
+// past its last element), the lanes past n zeroed; else in pieces.
+BPG_AVX512_INLINE __m512 load_first_of(const float *plane, int64_t n, const float *) {
+    return _mm512_maskz_loadu_ps(first_lanes(n), plane);
+}
+template <typename T> BPG_AVX512_INLINE __m512 load_first_of(const T *plane, int64_t n, const T *end) {
+    if (n >= lanes) return convert16::load16(plane);
+    if (end - plane >= lanes) return _mm512_maskz_mov_ps(first_lanes(n), convert16::load16(plane));
+    return convert16::load_first(plane, n);
+}
+BPG_AVX512_INLINE void store_first_of(float *plane, __m512 v, int64_t n) { store_first(plane, v, n); }
+template <typename T> BPG_AVX512_INLINE void store_first_of(T *plane, __m512 v, int64_t n) {
+    convert16::store_first(plane, v, n);
+}
 
 // The tile of 16 planes of n floats (plane l at planes[l]): tile[e * 16 + l]
 // = planes[l][e], for e in [e_begin, e_end) rounded up to 16 (e_begin a
 // multiple of 16; past n, the tile's padding gets zeros). Whole blocks of
 // 16 floats: element 4m + c of plane 4b + r goes from block b lane r of
-// x[r] (the pieces m) to block b lane r of vector 4m + c.
-BPG_AVX512_INLINE void to_tile(const float *const *planes, int64_t n, float *tile, int64_t e_begin, int64_t e_end) {
+// x[r] (the pieces m) to block b lane r of vector 4m + c. 16-bit planes are
+// converted to f32 in the registers, on the way.
+template <typename T>
+BPG_AVX512_INLINE void to_tile(const T *const *planes, int64_t n, float *tile, int64_t e_begin, int64_t e_end,
+        const T *end) {
     int64_t e0 = e_begin;
-    for (; e0 < e_end && e0 + lanes <= n; e0 += lanes) {
+    if constexpr (!std::is_same_v<T, float>) { // two pieces a load, see blocks_of
+        for (; e0 < e_end && e0 + lanes <= n; e0 += lanes) {
+#pragma GCC unroll 2
+            for (int m = 0; m < 4; m += 2) {
+                float16v x[4], x1[4];
 #pragma GCC unroll 4
-        for (int m = 0; m < 4; ++m) {
-            float16v x[4];
+                for (int r = 0; r < 4; ++r) {
+                    const int64_t at = e0 + 4 * m;
+                    blocks_of(planes[r] + at, planes[4 + r] + at, planes[8 + r] + at, planes[12 + r] + at, x[r], x1[r]);
+                }
+                transpose4_in_blocks(x);
+                transpose4_in_blocks(x1);
 #pragma GCC unroll 4
-            for (int r = 0; r < 4; ++r) {
-                const int64_t at = e0 + 4 * m;
-                x[r] = blocks_of(planes[r] + at, planes[4 + r] + at, planes[8 + r] + at, planes[12 + r] + at);
+                for (int c = 0; c < 4; ++c) {
+                    _mm512_store_ps(tile + (e0 + 4 * m + c) * lanes, __m512(x[c]));
+                    _mm512_store_ps(tile + (e0 + 4 * m + 4 + c) * lanes, __m512(x1[c]));
+                }
             }
-            transpose4_in_blocks(x);
+        }
+    } else {
+        for (; e0 < e_end && e0 + lanes <= n; e0 += lanes) {
 #pragma GCC unroll 4
-            for (int c = 0; c < 4; ++c) _mm512_store_ps(tile + (e0 + 4 * m + c) * lanes, __m512(x[c]));
+            for (int m = 0; m < 4; ++m) {
+                float16v x[4];
+#pragma GCC unroll 4
+                for (int r = 0; r < 4; ++r) {
+                    const int64_t at = e0 + 4 * m;
+                    x[r] = blocks_of(planes[r] + at, planes[4 + r] + at, planes[8 + r] + at, planes[12 + r] + at);
+                }
+                transpose4_in_blocks(x);
+#pragma GCC unroll 4
+                for (int c = 0; c < 4; ++c) _mm512_store_ps(tile + (e0 + 4 * m + c) * lanes, __m512(x[c]));
+            }
         }
     }
     for (; e0 < e_end; e0 += lanes) { // the last, partial block
-        const __mmask16 m = first_lanes(n - e0);
         __m512 r[16];
 #pragma GCC unroll 16
-        for (int l = 0; l < 16; ++l) r[l] = _mm512_maskz_loadu_ps(m, planes[l] + e0);
+        for (int l = 0; l < 16; ++l) r[l] = load_first_of(planes[l] + e0, n - e0, end);
         transpose16(r);
 #pragma GCC unroll 16
         for (int k = 0; k < 16; ++k) _mm512_store_ps(tile + (e0 + k) * lanes, r[k]);
@@ -142,7 +190,8 @@ BPG_AVX512_INLINE void to_tile(const float *const *planes, int64_t n, float *til
 }
 
 // The inverse, into the first count planes (elements below n).
-BPG_AVX512_INLINE void from_tile(const float *tile, int64_t count, int64_t n, float *const *planes, int64_t e_begin,
+template <typename T>
+BPG_AVX512_INLINE void from_tile(const float *tile, int64_t count, int64_t n, T *const *planes, int64_t e_begin,
         int64_t e_end) {
     for (int64_t e0 = e_begin; e0 < e_end; e0 += lanes) {
         __m512 r[16];
@@ -152,9 +201,9 @@ BPG_AVX512_INLINE void from_tile(const float *tile, int64_t count, int64_t n, fl
         const int64_t n1 = std::min(lanes, n - e0);
         if (count == lanes) {
 #pragma GCC unroll 16
-            for (int l = 0; l < 16; ++l) store_first(planes[l] + e0, r[l], n1);
+            for (int l = 0; l < 16; ++l) store_first_of(planes[l] + e0, r[l], n1);
         } else {
-            for (int64_t l = 0; l < count; ++l) store_first(planes[l] + e0, r[l], n1);
+            for (int64_t l = 0; l < count; ++l) store_first_of(planes[l] + e0, r[l], n1);
         }
     }
 }
@@ -208,21 +257,15 @@ template <typename T>
 __attribute__((target("avx512f,prfchw"))) void run_group(const interp_plan &p, group_scratch &s, const T *dd, T *ds,
         int64_t t0, int64_t count) {
     const int64_t W = p.out[1], w = p.in[1], dd_plane = p.out[0] * W, ds_plane = p.in[0] * w;
-    const float *dd_planes[lanes]; // lanes past count read the last plane again
-    float *ds_planes[lanes];
+    const T *dd_planes[lanes]; // lanes past count read the last plane again
+    T *ds_planes[lanes];
     for (int64_t l = 0; l < count; ++l) {
-        const int64_t t = t0 + l;
-        if constexpr (std::is_same_v<T, float>) {
-            dd_planes[l] = dd + plane_offset(t, p.c_count, p.dd_n, p.dd_c);
-            ds_planes[l] = ds + plane_offset(t, p.c_count, p.ds_n, p.ds_c);
-        } else {
-            float *f = s.dd16.get() + l * dd_plane;
-            row_io<T>::load(dd + plane_offset(t, p.c_count, p.dd_n, p.dd_c), f, dd_plane);
-            dd_planes[l] = f;
-            ds_planes[l] = s.ds16.get() + l * ds_plane;
-        }
+        dd_planes[l] = dd + plane_offset(t0 + l, p.c_count, p.dd_n, p.dd_c);
+        ds_planes[l] = ds + plane_offset(t0 + l, p.c_count, p.ds_n, p.ds_c);
     }
     for (int64_t l = count; l < lanes; ++l) dd_planes[l] = dd_planes[count - 1];
+    // Past diff_dst's last element (the largest plane offset: strides are positive).
+    const T *dd_end = dd + (p.n_count - 1) * p.dd_n + (p.c_count - 1) * p.dd_c + dd_plane;
     float *dd_tile = s.dd_tile.get(), *ds_tile = s.ds_tile.get(), *sum = s.sum.get();
     const grouped_axis &a = p.grouped[0];
     const kernels::axis_gather &g0 = p.axes[0], &g = p.axes[1];
@@ -234,7 +277,7 @@ __attribute__((target("avx512f,prfchw"))) void run_group(const interp_plan &p, g
         prefetch_for_write(p, ds, t0 + lanes + i * lanes / h, t0 + lanes + (i + 1) * lanes / h);
         const int64_t need = g0.end_output(i, i + 1) * W; // the rows of input i
         if (need > tiled) {
-            to_tile(dd_planes, dd_plane, dd_tile, tiled, need);
+            to_tile(dd_planes, dd_plane, dd_tile, tiled, need, dd_end);
             tiled = (need + lanes - 1) / lanes * lanes;
         }
         float *out = ds_tile + i * w * lanes;
@@ -250,10 +293,6 @@ __attribute__((target("avx512f,prfchw"))) void run_group(const interp_plan &p, g
             from_tile(ds_tile, count, ds_plane, ds_planes, stored, done);
             stored = (done + lanes - 1) / lanes * lanes;
         }
-    }
-    if constexpr (!std::is_same_v<T, float>) {
-        for (int64_t l = 0; l < count; ++l)
-            row_io<T>::store(ds_planes[l], ds + plane_offset(t0 + l, p.c_count, p.ds_n, p.ds_c), ds_plane);
     }
 }
 

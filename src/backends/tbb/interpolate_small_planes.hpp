@@ -22,10 +22,10 @@
 
 namespace bpg::tbb_backend {
 
-// Largest planes the path takes, in elements. Its cost goes mostly into
-// transposing diff_dst: from 28x28 diff_dst planes on (rows of 28 floats)
-// the row-wise paths are as fast or faster (docs/short-rows.md).
-constexpr int64_t small_plane_max_dd = 256, small_plane_max_ds = 1024;
+// Largest planes the path takes, in elements: up to 32x32 (14x14 <- 28x28,
+// the FPN and UNet 2x steps) it beats the row-wise paths, whose rows of 28
+// or 32 floats still leave the vectors part idle (docs/short-rows.md).
+constexpr int64_t small_plane_max_dd = 1024, small_plane_max_ds = 1024;
 
 // Whether a planar 2-D plan (geometry set, threads known) runs well this
 // way: AVX-512, contiguous planes of at most those sizes, and

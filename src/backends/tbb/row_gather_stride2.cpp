@@ -3,6 +3,7 @@
 #include "backends/tbb/row_gather_stride2.hpp"
 
 #include <algorithm>
+#include <type_traits>
 
 #include "backends/tbb/stride2_simd.hpp"
 
@@ -67,17 +68,21 @@ void add_stride2_form(row_gather_table &t, const kernels::axis_gather &g) {
 
 namespace {
 
-struct rows_in_memory {
+template <typename S> struct rows_in_memory {
     const row_gather_table &t;
     const kernels::axis_gather &g;
-    const float *src;
+    const S *src;
     int64_t src_stride;
     float *out;
     int64_t out_stride, nrows, b0, b1;
     template <int DLO, int K> __attribute__((target("avx512f"))) void operator()() const {
         const common_weights<K> cw(t);
-        for (int64_t r = 0; r < nrows; ++r)
-            row_stride2<DLO, K>(t, g, memory_row {src + r * src_stride}, out + r * out_stride, cw.w, b0, b1);
+        for (int64_t r = 0; r < nrows; ++r) {
+            if constexpr (std::is_same_v<S, float>)
+                row_stride2<DLO, K>(t, g, memory_row {src + r * src_stride}, out + r * out_stride, cw.w, b0, b1);
+            else
+                row_stride2<DLO, K>(t, g, memory_row16<S> {src + r * src_stride}, out + r * out_stride, cw.w, b0, b1);
+        }
     }
 };
 
@@ -85,7 +90,15 @@ struct rows_in_memory {
 
 void gather_rows_stride2(const row_gather_table &t, const kernels::axis_gather &g, const float *src,
         int64_t src_stride, float *out, int64_t out_stride, int64_t nrows, int64_t b0, int64_t b1) {
-    with_form(t, rows_in_memory {t, g, src, src_stride, out, out_stride, nrows, b0, b1});
+    with_form(t, rows_in_memory<float> {t, g, src, src_stride, out, out_stride, nrows, b0, b1});
+}
+void gather_rows_stride2(const row_gather_table &t, const kernels::axis_gather &g, const bf16_t *src,
+        int64_t src_stride, float *out, int64_t out_stride, int64_t nrows, int64_t b0, int64_t b1) {
+    with_form(t, rows_in_memory<bf16_t> {t, g, src, src_stride, out, out_stride, nrows, b0, b1});
+}
+void gather_rows_stride2(const row_gather_table &t, const kernels::axis_gather &g, const f16_t *src,
+        int64_t src_stride, float *out, int64_t out_stride, int64_t nrows, int64_t b0, int64_t b1) {
+    with_form(t, rows_in_memory<f16_t> {t, g, src, src_stride, out, out_stride, nrows, b0, b1});
 }
 
 } // namespace bpg::tbb_backend

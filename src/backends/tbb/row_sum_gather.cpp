@@ -1,5 +1,7 @@
 #include "backends/tbb/row_sum_gather.hpp"
 
+#include <type_traits>
+
 #include "backends/tbb/cpu.hpp"
 #include "backends/tbb/stride2_simd.hpp"
 #include "backends/tbb/tap_fold_simd.hpp"
@@ -22,26 +24,48 @@ template <int DLO, int K> struct gather_from {
     }
 };
 
-struct fused_rows {
+// Src: a row_source of f32 rows, or rows_of<T> of 16-bit rows (widened
+// as loaded; an input of no tap_fold form has its rows converted into
+// `converted` first, then summed as f32 rows are).
+template <typename Src> struct fused_rows {
     const grouped_axis &a;
     int64_t i0, count;
     const float **x;
-    const row_source &src;
+    const Src &src;
     const row_gather_table &t;
     const kernels::axis_gather &g;
     float *out;
     int64_t out_stride;
     float *row;
     int64_t prefetch_bytes;
+    float *converted;
     template <int DLO, int K> __attribute__((target("avx512f"))) void operator()() const {
         const common_weights<K> cw(t);
         const int64_t blocks = (g.in + 15) / 16;
         for (int64_t i = i0; i < i0 + count; ++i) {
-            if (prefetch_bytes > 0) prefetch_rows_ahead(a, src, g.out, i, i + 1, prefetch_bytes);
+            if (prefetch_bytes > 0) prefetch(i);
             float *dst = out + (i - i0) * out_stride;
             if (tap_fold::visit(a, i, src, gather_from<DLO, K> {t, g, dst, cw.w, blocks})) continue;
-            sum_taps(row, g.out, taps_of(a, i, x, [&](int64_t o) { return src.row(o); }));
+            if constexpr (std::is_same_v<Src, row_source>) {
+                sum_taps(row, g.out, taps_of(a, i, x, [&](int64_t o) { return src.row(o); }));
+            } else {
+                float *c = converted;
+                sum_taps(row, g.out, taps_of(a, i, x, [&](int64_t o) {
+                    row_io<std::remove_cv_t<std::remove_pointer_t<decltype(src.row(0))>>>::load(src.row(o), c, g.out);
+                    c += g.out;
+                    return c - g.out;
+                }));
+            }
             row_stride2<DLO, K>(t, g, memory_row {row}, dst, cw.w, 0, blocks);
+        }
+    }
+    void prefetch(int64_t i) const {
+        if constexpr (std::is_same_v<Src, row_source>) {
+            prefetch_rows_ahead(a, src, g.out, i, i + 1, prefetch_bytes);
+        } else {
+            const int64_t size = int64_t(sizeof(*src.base));
+            prefetch_rows_ahead(a, reinterpret_cast<const char *>(src.base), src.stride * size, g.out * size, i, i + 1,
+                    prefetch_bytes);
         }
     }
 };
@@ -55,7 +79,17 @@ bool row_sum_gather_available(const row_gather_table &t) {
 void sum_gather_rows(const grouped_axis &a, int64_t i0, int64_t count, const float **x, const row_source &src,
         const row_gather_table &t, const kernels::axis_gather &g, float *out, int64_t out_stride, float *row,
         int64_t prefetch_bytes) {
-    with_form(t, fused_rows {a, i0, count, x, src, t, g, out, out_stride, row, prefetch_bytes});
+    with_form(t, fused_rows<row_source> {a, i0, count, x, src, t, g, out, out_stride, row, prefetch_bytes, nullptr});
+}
+void sum_gather_rows(const grouped_axis &a, int64_t i0, int64_t count, const float **x, const rows_of<bf16_t> &src,
+        const row_gather_table &t, const kernels::axis_gather &g, float *out, int64_t out_stride, float *row,
+        float *converted, int64_t prefetch_bytes) {
+    with_form(t, fused_rows<rows_of<bf16_t>> {a, i0, count, x, src, t, g, out, out_stride, row, prefetch_bytes, converted});
+}
+void sum_gather_rows(const grouped_axis &a, int64_t i0, int64_t count, const float **x, const rows_of<f16_t> &src,
+        const row_gather_table &t, const kernels::axis_gather &g, float *out, int64_t out_stride, float *row,
+        float *converted, int64_t prefetch_bytes) {
+    with_form(t, fused_rows<rows_of<f16_t>> {a, i0, count, x, src, t, g, out, out_stride, row, prefetch_bytes, converted});
 }
 
 } // namespace bpg::tbb_backend

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "backends/tbb/convert_rows.hpp"
 #include "backends/tbb/row_gather.hpp"
 #include "backends/tbb/tap_sum.hpp"
 
@@ -30,5 +31,15 @@ bool row_sum_gather_available(const row_gather_table &t);
 void sum_gather_rows(const grouped_axis &a, int64_t i0, int64_t count, const float **x, const row_source &src,
         const row_gather_table &t, const kernels::axis_gather &g, float *out, int64_t out_stride, float *row,
         int64_t prefetch_bytes = 0);
+
+// The same over 16-bit rows of diff_dst, widened to f32 as they are loaded
+// (the same bits). An input of another form has its rows converted into
+// `converted` (room for the most taps of a, g.out floats each) first.
+void sum_gather_rows(const grouped_axis &a, int64_t i0, int64_t count, const float **x, const rows_of<bf16_t> &src,
+        const row_gather_table &t, const kernels::axis_gather &g, float *out, int64_t out_stride, float *row,
+        float *converted, int64_t prefetch_bytes = 0);
+void sum_gather_rows(const grouped_axis &a, int64_t i0, int64_t count, const float **x, const rows_of<f16_t> &src,
+        const row_gather_table &t, const kernels::axis_gather &g, float *out, int64_t out_stride, float *row,
+        float *converted, int64_t prefetch_bytes = 0);
 
 } // namespace bpg::tbb_backend

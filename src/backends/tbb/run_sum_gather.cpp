@@ -1,6 +1,7 @@
 #include "backends/tbb/run_sum_gather.hpp"
 
 #include <algorithm>
+#include <type_traits>
 
 #include "backends/tbb/cpu.hpp"
 #include "backends/tbb/tap_fold_simd.hpp"
@@ -15,12 +16,18 @@ template <bool NT> __attribute__((target("avx512f"), always_inline)) inline void
     if (NT) _mm512_stream_ps(p, v);
     else _mm512_storeu_ps(p, v);
 }
+// 16-bit diff_src: narrowed in the register (never streamed: the plan keeps
+// 16-bit stores cached).
+template <bool NT, typename D> __attribute__((target("avx512f"), always_inline)) inline void store(D *p, __m512 v) {
+    static_assert(!NT, "16-bit runs are stored cached");
+    convert16::store16(p, v);
+}
 
 // The rows of an input of a that the previous input did not read (those
 // stream from memory; the others are in cache): prefetched `ahead` bytes
 // past the columns being summed, into L2.
-struct fresh_rows {
-    const float *row[4];
+template <typename S> struct fresh_rows {
+    const S *row[4];
     int n = 0;
     int64_t ahead = 0; // bytes
 };
@@ -28,11 +35,11 @@ struct fresh_rows {
 // What one chunk of channels [c, c + 16 V) of one input of a needs: its
 // column sums (Rows: a tap_fold source over a's rows; column x of them at
 // x * run), the rows to prefetch and where diff_src goes.
-template <typename Rows> struct columns {
+template <typename Rows, typename S, typename D> struct columns {
     const Rows &rows;
-    const fresh_rows &fresh;
+    const fresh_rows<S> &fresh;
     int64_t run, c;
-    float *dst;
+    D *dst;
     int64_t dst_stride;
     __attribute__((target("avx512f"), always_inline)) inline __m512 at(int64_t x, int v) const {
         return rows.full(x * run + c + 16 * v);
@@ -47,8 +54,8 @@ template <typename Rows> struct columns {
 // Inputs [j0, j1) of b, every one sym4: columns 2j - 1 .. 2j + 2 in registers,
 // two new ones per input (the fold of tap_columns.cpp's walk, in the same
 // order).
-template <int V, bool NT, typename Rows>
-__attribute__((target("avx512f"), always_inline)) inline void walk(const columns<Rows> &cs, const grouped_axis &b,
+template <int V, bool NT, typename Rows, typename S, typename D>
+__attribute__((target("avx512f"), always_inline)) inline void walk(const columns<Rows, S, D> &cs, const grouped_axis &b,
         int64_t j0, int64_t j1) {
     const __m512 wa = _mm512_set1_ps(b.sym4_wa), wb = _mm512_set1_ps(b.sym4_wb);
     __m512 t0[V], t1[V], t2[V], t3[V];
@@ -61,7 +68,7 @@ __attribute__((target("avx512f"), always_inline)) inline void walk(const columns
     for (int64_t j = j0; j < j1; ++j) {
         cs.template prefetch<V>(2 * j + 3);
         cs.template prefetch<V>(2 * j + 4);
-        float *o = cs.dst + j * cs.dst_stride + cs.c;
+        D *o = cs.dst + j * cs.dst_stride + cs.c;
         for (int v = 0; v < V; ++v)
             store<NT>(o + 16 * v, _mm512_add_ps(_mm512_mul_ps(wa, _mm512_add_ps(t0[v], t3[v])),
                                           _mm512_mul_ps(wb, _mm512_add_ps(t1[v], t2[v]))));
@@ -78,13 +85,13 @@ __attribute__((target("avx512f"), always_inline)) inline void walk(const columns
 // Input j of b of another form: the fold of sum_taps over the columns its
 // taps read, computed in registers (a column two inputs share is summed
 // twice).
-template <int V, bool NT, typename Rows>
-__attribute__((target("avx512f"), always_inline)) inline void other_input(const columns<Rows> &cs,
+template <int V, bool NT, typename Rows, typename S, typename D>
+__attribute__((target("avx512f"), always_inline)) inline void other_input(const columns<Rows, S, D> &cs,
         const grouped_axis &b, int64_t j) {
     const int64_t t0 = b.begin[size_t(j)], k = b.begin[size_t(j) + 1] - t0;
     const uint32_t starts = b.starts[size_t(j)];
     const bool ones = b.ones[size_t(j)] != 0;
-    float *o = cs.dst + j * cs.dst_stride + cs.c;
+    D *o = cs.dst + j * cs.dst_stride + cs.c;
     for (int64_t t = 0; t < k; ++t) cs.template prefetch<V>(b.output[size_t(t0 + t)]);
     for (int v = 0; v < V; ++v) {
         __m512 acc = _mm512_setzero_ps(), s = k > 0 ? cs.at(b.output[size_t(t0)], v) : acc;
@@ -103,8 +110,8 @@ __attribute__((target("avx512f"), always_inline)) inline void other_input(const 
     }
 }
 
-template <int V, bool NT, typename Rows>
-__attribute__((target("avx512f"))) void chunk(const columns<Rows> &cs, const grouped_axis &b) {
+template <int V, bool NT, typename Rows, typename S, typename D>
+__attribute__((target("avx512f"))) void chunk(const columns<Rows, S, D> &cs, const grouped_axis &b) {
     const int64_t in = int64_t(b.begin.size()) - 1;
     for (int64_t j = 0; j < in;) {
         if (!b.sym4[size_t(j)]) {
@@ -118,18 +125,23 @@ __attribute__((target("avx512f"))) void chunk(const columns<Rows> &cs, const gro
     }
 }
 
-struct gather_runs {
+template <typename S, typename D> struct gather_runs {
     const grouped_axis &b;
     int64_t run;
-    float *dst;
+    D *dst;
     int64_t dst_stride;
     bool nontemporal;
-    const fresh_rows &fresh;
+    const fresh_rows<S> &fresh;
     template <typename Rows> __attribute__((target("avx512f"))) void operator()(const Rows &rows) const {
         for (int64_t c = 0; c < run; c += chunk_floats) {
-            const columns<Rows> cs {rows, fresh, run, c, dst, dst_stride};
+            const columns<Rows, S, D> cs {rows, fresh, run, c, dst, dst_stride};
             const int v = int(std::min(run - c, chunk_floats) / 16);
-            if (nontemporal) {
+            if constexpr (!std::is_same_v<D, float>) {
+                if (v == 1) chunk<1, false>(cs, b);
+                else if (v == 2) chunk<2, false>(cs, b);
+                else if (v == 3) chunk<3, false>(cs, b);
+                else chunk<4, false>(cs, b);
+            } else if (nontemporal) {
                 if (v == 1) chunk<1, true>(cs, b);
                 else if (v == 2) chunk<2, true>(cs, b);
                 else if (v == 3) chunk<3, true>(cs, b);
@@ -144,6 +156,22 @@ struct gather_runs {
         if (nontemporal) _mm_sfence(); // the streamed lines are visible before the task ends
     }
 };
+
+template <typename Src, typename D>
+__attribute__((target("avx512f"))) void sum_gather(const grouped_axis &a, int64_t i, const Src &src,
+        const grouped_axis &b, int64_t run, D *dst, int64_t dst_stride, bool nontemporal, int64_t prefetch_bytes) {
+    using S = std::remove_cv_t<std::remove_pointer_t<decltype(src.row(0))>>;
+    fresh_rows<S> fresh;
+    if (prefetch_bytes > 0) {
+        int64_t seen = -1; // the highest row the previous input read
+        for (int64_t t = i > 0 ? a.begin[size_t(i) - 1] : 0; t < a.begin[size_t(i)]; ++t)
+            seen = std::max(seen, a.output[size_t(t)]);
+        for (int64_t t = a.begin[size_t(i)]; t < a.begin[size_t(i) + 1] && fresh.n < 4; ++t)
+            if (a.output[size_t(t)] > seen) fresh.row[fresh.n++] = src.row(a.output[size_t(t)]);
+        fresh.ahead = prefetch_bytes;
+    }
+    tap_fold::visit(a, i, src, gather_runs<S, D> {b, run, dst, dst_stride, nontemporal, fresh});
+}
 
 } // namespace
 
@@ -174,19 +202,25 @@ bool run_sum_gather_takes(const grouped_axis &a, int64_t i) {
     return tap_fold::form_of(a, i, k) != 0;
 }
 
-__attribute__((target("avx512f"))) void sum_gather_runs(const grouped_axis &a, int64_t i, const row_source &src,
-        const grouped_axis &b, int64_t run, float *dst, int64_t dst_stride, bool nontemporal,
-        int64_t prefetch_bytes) {
-    fresh_rows fresh;
-    if (prefetch_bytes > 0) {
-        int64_t seen = -1; // the highest row the previous input read
-        for (int64_t t = i > 0 ? a.begin[size_t(i) - 1] : 0; t < a.begin[size_t(i)]; ++t)
-            seen = std::max(seen, a.output[size_t(t)]);
-        for (int64_t t = a.begin[size_t(i)]; t < a.begin[size_t(i) + 1] && fresh.n < 4; ++t)
-            if (a.output[size_t(t)] > seen) fresh.row[fresh.n++] = src.row(a.output[size_t(t)]);
-        fresh.ahead = prefetch_bytes;
-    }
-    tap_fold::visit(a, i, src, gather_runs {b, run, dst, dst_stride, nontemporal, fresh});
+void sum_gather_runs(const grouped_axis &a, int64_t i, const row_source &src, const grouped_axis &b, int64_t run,
+        float *dst, int64_t dst_stride, bool nontemporal, int64_t prefetch_bytes) {
+    sum_gather(a, i, src, b, run, dst, dst_stride, nontemporal, prefetch_bytes);
+}
+void sum_gather_runs(const grouped_axis &a, int64_t i, const rows_of<bf16_t> &src, const grouped_axis &b,
+        int64_t run, bf16_t *dst, int64_t dst_stride, int64_t prefetch_bytes) {
+    sum_gather(a, i, src, b, run, dst, dst_stride, false, prefetch_bytes);
+}
+void sum_gather_runs(const grouped_axis &a, int64_t i, const rows_of<f16_t> &src, const grouped_axis &b,
+        int64_t run, f16_t *dst, int64_t dst_stride, int64_t prefetch_bytes) {
+    sum_gather(a, i, src, b, run, dst, dst_stride, false, prefetch_bytes);
+}
+void sum_gather_runs(const grouped_axis &a, int64_t i, const row_source &src, const grouped_axis &b, int64_t run,
+        bf16_t *dst, int64_t dst_stride) {
+    sum_gather(a, i, src, b, run, dst, dst_stride, false, 0);
+}
+void sum_gather_runs(const grouped_axis &a, int64_t i, const row_source &src, const grouped_axis &b, int64_t run,
+        f16_t *dst, int64_t dst_stride) {
+    sum_gather(a, i, src, b, run, dst, dst_stride, false, 0);
 }
 
 } // namespace bpg::tbb_backend

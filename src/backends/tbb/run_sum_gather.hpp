@@ -13,6 +13,7 @@
 
 #include <cstdint>
 
+#include "backends/tbb/convert_rows.hpp"
 #include "backends/tbb/tap_sum.hpp"
 
 namespace bpg::tbb_backend {
@@ -40,5 +41,18 @@ bool run_sum_gather_takes(const grouped_axis &a, int64_t i);
 // the columns being summed.
 void sum_gather_runs(const grouped_axis &a, int64_t i, const row_source &src, const grouped_axis &b, int64_t run,
         float *dst, int64_t dst_stride, bool nontemporal = false, int64_t prefetch_bytes = 0);
+
+// The same over 16-bit rows of diff_dst into 16-bit diff_src, widened to f32
+// as they are loaded and narrowed as they are stored (convert_lanes.hpp):
+// the f32 sums are the ones above, rounded once. Cached stores.
+void sum_gather_runs(const grouped_axis &a, int64_t i, const rows_of<bf16_t> &src, const grouped_axis &b,
+        int64_t run, bf16_t *dst, int64_t dst_stride, int64_t prefetch_bytes = 0);
+void sum_gather_runs(const grouped_axis &a, int64_t i, const rows_of<f16_t> &src, const grouped_axis &b,
+        int64_t run, f16_t *dst, int64_t dst_stride, int64_t prefetch_bytes = 0);
+// f32 rows (a level's scratch, three axes and more) into 16-bit diff_src.
+void sum_gather_runs(const grouped_axis &a, int64_t i, const row_source &src, const grouped_axis &b, int64_t run,
+        bf16_t *dst, int64_t dst_stride);
+void sum_gather_runs(const grouped_axis &a, int64_t i, const row_source &src, const grouped_axis &b, int64_t run,
+        f16_t *dst, int64_t dst_stride);
 
 } // namespace bpg::tbb_backend

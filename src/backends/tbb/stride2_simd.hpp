@@ -10,6 +10,7 @@
 
 #include <immintrin.h>
 
+#include "backends/tbb/convert_lanes.hpp"
 #include "backends/tbb/row_gather.hpp"
 #include "backends/tbb/simd_store.hpp"
 
@@ -28,6 +29,14 @@ struct memory_row {
     const float *row;
     BPG_AVX512 __m512 half(__mmask16 m, int64_t at) const { return _mm512_maskz_loadu_ps(m, row + at); }
     BPG_AVX512 __m512 full(int64_t at) const { return _mm512_loadu_ps(row + at); }
+};
+
+// A 16-bit source row in memory, widened as loaded (m: a prefix of lanes,
+// as window() gives).
+template <typename T> struct memory_row16 {
+    const T *row;
+    BPG_AVX512 __m512 half(__mmask16 m, int64_t at) const { return convert16::load_prefix(row + at, m); }
+    BPG_AVX512 __m512 full(int64_t at) const { return convert16::load16(row + at); }
 };
 
 // Even and odd outputs of block b's window (outputs [32b, 32b + 32) of a row

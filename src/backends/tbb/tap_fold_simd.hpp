@@ -8,14 +8,18 @@
 //   weighted<K> K taps each of its own weight (align_corners, other
 //             scales, a downsampling's single tap): w0 x0 + w1 x1 + ...
 // Each source gives full(at), the 16 floats at `at` of every row summed, and
-// half(m, at), the same with lanes outside m zero (masked loads).
+// half(m, at), the same with lanes outside m zero (masked loads). Rows of
+// bf16/f16 are widened to f32 as they are loaded, exactly (half(): m a
+// prefix of the lanes, as at the end of a row).
 // Include only from files of src/backends/tbb.
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include <immintrin.h>
 
+#include "backends/tbb/convert_lanes.hpp"
 #include "backends/tbb/tap_sum.hpp"
 
 namespace bpg::tbb_backend::tap_fold {
@@ -25,9 +29,13 @@ namespace bpg::tbb_backend::tap_fold {
 template <bool FULL> BPG_FOLD_AVX512 __m512 load(const float *x, __mmask16 m, int64_t at) {
     return FULL ? _mm512_loadu_ps(x + at) : _mm512_maskz_loadu_ps(m, x + at);
 }
+// 16-bit: masks are prefixes (the lanes up to a row's end) here.
+template <bool FULL, typename T> BPG_FOLD_AVX512 __m512 load(const T *x, __mmask16 m, int64_t at) {
+    return FULL ? convert16::load16(x + at) : convert16::load_prefix(x + at, m);
+}
 
-struct sym4_rows {
-    const float *x[4];
+template <typename E = float> struct sym4_rows {
+    const E *x[4];
     __m512 wa, wb;
     template <bool FULL> BPG_FOLD_AVX512 __m512 sum(__mmask16 m, int64_t at) const {
         return _mm512_add_ps(_mm512_mul_ps(wa, _mm512_add_ps(load<FULL>(x[0], m, at), load<FULL>(x[1], m, at))),
@@ -37,8 +45,8 @@ struct sym4_rows {
     BPG_FOLD_AVX512 __m512 full(int64_t at) const { return sum<true>(__mmask16(0xffff), at); }
 };
 
-template <int K> struct ones_rows {
-    const float *x[K];
+template <int K, typename E = float> struct ones_rows {
+    const E *x[K];
     template <bool FULL> BPG_FOLD_AVX512 __m512 sum(__mmask16 m, int64_t at) const {
         __m512 s = load<FULL>(x[0], m, at);
         for (int t = 1; t < K; ++t) s = _mm512_add_ps(s, load<FULL>(x[t], m, at));
@@ -48,8 +56,8 @@ template <int K> struct ones_rows {
     BPG_FOLD_AVX512 __m512 full(int64_t at) const { return sum<true>(__mmask16(0xffff), at); }
 };
 
-template <int K> struct weighted_rows {
-    const float *x[K];
+template <int K, typename E = float> struct weighted_rows {
+    const E *x[K];
     __m512 w[K];
     template <bool FULL> BPG_FOLD_AVX512 __m512 sum(__mmask16 m, int64_t at) const {
         __m512 acc = _mm512_mul_ps(w[0], load<FULL>(x[0], m, at));
@@ -71,37 +79,39 @@ inline int form_of(const grouped_axis &a, int64_t i, int64_t &k) {
     return 0;
 }
 
-// Calls f(source) with input i's taps (rows at src) as the source of its
-// form and returns true; false, f not called, for another form. f is an
-// object whose operator() is a template with the avx512f target (GCC does not
-// give a lambda its enclosing function's target).
-template <typename F>
-__attribute__((target("avx512f"))) bool visit(const grouped_axis &a, int64_t i, const row_source &src, const F &f) {
+// Calls f(source) with input i's taps (rows at src: a row_source, or a
+// rows_of<T> of 16-bit rows) as the source of its form and returns true;
+// false, f not called, for another form. f is an object whose operator() is
+// a template with the avx512f target (GCC does not give a lambda its
+// enclosing function's target).
+template <typename Src, typename F>
+__attribute__((target("avx512f"))) bool visit(const grouped_axis &a, int64_t i, const Src &src, const F &f) {
+    using E = std::remove_cv_t<std::remove_pointer_t<decltype(src.row(0))>>;
     int64_t k = 0;
     const int form = form_of(a, i, k);
     if (form == 0) return false;
     const int64_t t0 = a.begin[size_t(i)];
-    const float *x[4];
+    const E *x[4];
     __m512 w[4];
     for (int64_t t = 0; t < k; ++t) {
         x[t] = src.row(a.output[size_t(t0 + t)]);
         w[t] = _mm512_set1_ps(a.weight[size_t(t0 + t)]);
     }
     if (form == 1) {
-        f(sym4_rows {{x[0], x[1], x[2], x[3]}, _mm512_set1_ps(a.sym4_wa), _mm512_set1_ps(a.sym4_wb)});
+        f(sym4_rows<E> {{x[0], x[1], x[2], x[3]}, _mm512_set1_ps(a.sym4_wa), _mm512_set1_ps(a.sym4_wb)});
     } else if (form == 2) {
         switch (k) {
-            case 1: f(ones_rows<1> {{x[0]}}); break;
-            case 2: f(ones_rows<2> {{x[0], x[1]}}); break;
-            case 3: f(ones_rows<3> {{x[0], x[1], x[2]}}); break;
-            default: f(ones_rows<4> {{x[0], x[1], x[2], x[3]}}); break;
+            case 1: f(ones_rows<1, E> {{x[0]}}); break;
+            case 2: f(ones_rows<2, E> {{x[0], x[1]}}); break;
+            case 3: f(ones_rows<3, E> {{x[0], x[1], x[2]}}); break;
+            default: f(ones_rows<4, E> {{x[0], x[1], x[2], x[3]}}); break;
         }
     } else {
         switch (k) {
-            case 1: f(weighted_rows<1> {{x[0]}, {w[0]}}); break;
-            case 2: f(weighted_rows<2> {{x[0], x[1]}, {w[0], w[1]}}); break;
-            case 3: f(weighted_rows<3> {{x[0], x[1], x[2]}, {w[0], w[1], w[2]}}); break;
-            default: f(weighted_rows<4> {{x[0], x[1], x[2], x[3]}, {w[0], w[1], w[2], w[3]}}); break;
+            case 1: f(weighted_rows<1, E> {{x[0]}, {w[0]}}); break;
+            case 2: f(weighted_rows<2, E> {{x[0], x[1]}, {w[0], w[1]}}); break;
+            case 3: f(weighted_rows<3, E> {{x[0], x[1], x[2]}, {w[0], w[1], w[2]}}); break;
+            default: f(weighted_rows<4, E> {{x[0], x[1], x[2], x[3]}, {w[0], w[1], w[2], w[3]}}); break;
         }
     }
     return true;

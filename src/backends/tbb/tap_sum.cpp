@@ -39,19 +39,42 @@ int64_t highest_row(const grouped_axis &a, int64_t i) { // -1: no taps
 }
 } // namespace
 
-void prefetch_rows_ahead(const grouped_axis &a, const row_source &src, int64_t row_floats, int64_t i0, int64_t i1,
-        int64_t bytes) {
-    int64_t hi = -1;
+namespace {
+
+// The rows inputs [i0, i1) read first (see prefetch_rows_ahead): [first,
+// hi]; false when they read none.
+bool new_rows(const grouped_axis &a, int64_t i0, int64_t i1, int64_t &first, int64_t &hi) {
+    hi = -1;
     for (int64_t i = i1 - 1; i >= i0 && hi < 0; --i) hi = highest_row(a, i);
-    if (hi < 0) return;
+    if (hi < 0) return false;
     int64_t before = -1;
     for (int64_t i = i0 - 1; i >= 0 && before < 0; --i) before = highest_row(a, i);
-    const int64_t first = std::min(hi, before + 1);
-    // Addresses only: a prefetch never faults, past the tensor's end included.
-    const uintptr_t from = reinterpret_cast<uintptr_t>(src.row(first)) + uintptr_t(bytes);
-    const uintptr_t to = reinterpret_cast<uintptr_t>(src.row(hi) + row_floats) + uintptr_t(bytes);
+    first = std::min(hi, before + 1);
+    return true;
+}
+
+// Addresses only: a prefetch never faults, past the tensor's end included.
+void prefetch_lines(uintptr_t from, uintptr_t to) {
     for (uintptr_t line = from & ~uintptr_t(63); line < to; line += 64)
         _mm_prefetch(reinterpret_cast<const char *>(line), _MM_HINT_T1);
+}
+
+} // namespace
+
+void prefetch_rows_ahead(const grouped_axis &a, const row_source &src, int64_t row_floats, int64_t i0, int64_t i1,
+        int64_t bytes) {
+    int64_t first = 0, hi = 0;
+    if (!new_rows(a, i0, i1, first, hi)) return;
+    prefetch_lines(reinterpret_cast<uintptr_t>(src.row(first)) + uintptr_t(bytes),
+            reinterpret_cast<uintptr_t>(src.row(hi) + row_floats) + uintptr_t(bytes));
+}
+
+void prefetch_rows_ahead(const grouped_axis &a, const char *row0, int64_t row_step, int64_t row_bytes, int64_t i0,
+        int64_t i1, int64_t bytes) {
+    int64_t first = 0, hi = 0;
+    if (!new_rows(a, i0, i1, first, hi)) return;
+    const uintptr_t base = reinterpret_cast<uintptr_t>(row0);
+    prefetch_lines(base + uintptr_t(first * row_step + bytes), base + uintptr_t(hi * row_step + row_bytes + bytes));
 }
 
 grouped_axis group_axis(const kernels::axis_gather &g) {

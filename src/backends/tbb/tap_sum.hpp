@@ -51,6 +51,12 @@ struct row_source {
     int64_t first = 0;
     const float *row(int64_t o) const { return base + (o - first) * stride; }
 };
+// The same over rows of another element type (16-bit diff_dst read in place).
+template <typename T> struct rows_of {
+    const T *base;
+    int64_t stride;
+    const T *row(int64_t o) const { return base + o * stride; }
+};
 
 // Software prefetch for rows streaming from memory: the source rows inputs
 // [i0, i1) read first (those past the highest row of input i0 - 1; rows of
@@ -59,6 +65,9 @@ struct row_source {
 // into L1 they evict the rows being summed (measured slower than none).
 void prefetch_rows_ahead(const grouped_axis &a, const row_source &src, int64_t row_floats, int64_t i0, int64_t i1,
         int64_t bytes);
+// The same in bytes: row o at row0 + o * row_step, row_bytes long.
+void prefetch_rows_ahead(const grouped_axis &a, const char *row0, int64_t row_step, int64_t row_bytes, int64_t i0,
+        int64_t i1, int64_t bytes);
 
 // For inputs [i0, i1), every one sym4 (needs AVX-512: sym4_columns_available):
 // out[(i - i0) * out_stride + j] = the grouped sum over the rows of src, j < n.

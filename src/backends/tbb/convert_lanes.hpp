@@ -1,0 +1,83 @@
+// 16 values of a 16-bit dtype to and from the 16 f32 lanes of an AVX-512
+// register, so that a kernel reads and writes bf16/f16 tensors directly
+// rather than converting them through f32 rows in memory first. The bits
+// are row_io's (convert_rows.hpp): f16 by vcvtph2ps / vcvtps2ph rounding to
+// nearest even (F16C's instructions, 16 lanes wide), bf16 by a shift up and
+// kernels::bf16_bits_of_f32_bits down (tests/backends/test_tbb_convert_rows.cpp).
+// Include only from files of src/backends/tbb.
+#pragma once
+
+#include <cstdint>
+
+#include <immintrin.h>
+
+#include "backends/tbb/convert_rows.hpp"
+#include "backends/tbb/simd_store.hpp"
+
+namespace bpg::tbb_backend::convert16 {
+
+#define BPG_LANES_AVX512 __attribute__((target("avx512f"), always_inline)) inline
+
+typedef uint32_t u32x16 __attribute__((vector_size(64)));
+
+// (Zero-masking forms and vector extensions: GCC 12's unmasked intrinsics
+// warn of their own undefined operands.)
+BPG_LANES_AVX512 __m512 widen(__m256i h, const f16_t *) { return _mm512_maskz_cvtph_ps(__mmask16(0xffff), h); }
+BPG_LANES_AVX512 __m512 widen(__m256i h, const bf16_t *) {
+    return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(__mmask16(0xffff), _mm512_maskz_cvtepu16_epi32(__mmask16(0xffff), h), 16));
+}
+BPG_LANES_AVX512 __m256i narrow(__m512 v, const f16_t *) {
+    return _mm512_maskz_cvtps_ph(__mmask16(0xffff), v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+BPG_LANES_AVX512 __m256i narrow(__m512 v, const bf16_t *) {
+    u32x16 bits;
+    kernels::bf16_bits_of_f32_bits(bits, (u32x16)v);
+    return _mm512_maskz_cvtepi32_epi16(__mmask16(0xffff), __m512i(bits));
+}
+
+// The 16 values at p as f32.
+template <typename T> BPG_LANES_AVX512 __m512 load16(const T *p) {
+    return widen(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)), p);
+}
+
+// The first n (< 16) values at p as f32, the other lanes zero; reads nothing
+// past them (plain pieces: no AVX512BW for a 16-bit masked load).
+template <typename T> BPG_LANES_AVX512 __m512 load_first(const T *p, int64_t n) {
+    alignas(32) uint16_t buf[16] = {};
+    const uint16_t *s = &p->bits;
+    uint16_t *d = buf;
+    if (n & 8) {
+        __builtin_memcpy(d, s, 16);
+        d += 8, s += 8;
+    }
+    if (n & 4) {
+        __builtin_memcpy(d, s, 8);
+        d += 4, s += 4;
+    }
+    if (n & 2) {
+        __builtin_memcpy(d, s, 4);
+        d += 2, s += 2;
+    }
+    if (n & 1) *d = *s;
+    return widen(_mm256_load_si256(reinterpret_cast<const __m256i *>(buf)), p);
+}
+
+// The lanes of a prefix mask m (lanes 0 .. k - 1) at p as f32, the others
+// zero; reads nothing past them.
+template <typename T> BPG_LANES_AVX512 __m512 load_prefix(const T *p, __mmask16 m) {
+    if (m == 0) return _mm512_setzero_ps(); // (a window past the row's end)
+    const int64_t k = 32 - __builtin_clz(unsigned(m));
+    return k >= 16 ? load16(p) : load_first(p, k);
+}
+
+template <typename T> BPG_LANES_AVX512 void store16(T *p, __m512 v) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i *>(p), narrow(v, p));
+}
+
+// The first n lanes of v to p (all 16 when n >= 16), in plain stores.
+template <typename T> BPG_LANES_AVX512 void store_first(T *p, __m512 v, int64_t n) {
+    if (n >= 16) return store16(p, v);
+    tbb_backend::store_first(&p->bits, bpg_u16x16(narrow(v, p)), n);
+}
+
+} // namespace bpg::tbb_backend::convert16
