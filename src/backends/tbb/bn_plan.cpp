@@ -74,6 +74,7 @@ std::string make_bn_plan(const backends::partition_problem &p, bn_plan &plan) {
         if (q.part == core::bn_bwd_part::from_sums)
             return "no element: diff_gamma and diff_beta come from the given sums alone (the reference computes them)";
         q.empty = true;
+        q.one_task = true; // nothing runs
         if (bn->diff_gamma) q.zeroed = {*bn->diff_gamma, *bn->diff_beta};
         if (local_sums) q.zeroed = {*bn->sum_diff_dst, *bn->sum_diff_dst_centered};
         choose_bn_path(q);

@@ -121,17 +121,22 @@ int64_t inputs_of(const interp_plan &p, interp_batch b) {
     }
 }
 
+// Bytes of diff_src (spatial sizes p.in) or diff_dst (p.out), in double:
+// huge shapes would overflow a product of int64.
+double bytes_of(const interp_plan &p, const std::array<int64_t, 4> &spatial) {
+    double bytes = double(p.n_count) * double(p.c_count) * double(size_of(p.dt)) * (p.channels_last ? double(p.run) : 1.0);
+    for (int k = 0; k < p.nsp; ++k) bytes *= double(spatial[size_t(k)]);
+    return bytes;
+}
+
 interp_store store_of(const interp_plan &p) {
     if (p.dt != data_type::f32 || p.nsp == 1) return interp_store::cached;
+    if (bytes_of(p, p.in) < double(size_threshold(interp_nontemporal_min_bytes))) return interp_store::cached;
     int64_t ds_plane = 1, dd_plane = 1;
     for (int k = 0; k < p.nsp; ++k) {
         ds_plane *= p.in[size_t(k)];
         dd_plane *= p.out[size_t(k)];
     }
-    const int64_t plane_floats = ds_plane * (p.channels_last ? p.run : 1);
-    const bool large = p.n_count * p.c_count * plane_floats * int64_t(sizeof(float))
-            >= size_threshold(interp_nontemporal_min_bytes);
-    if (!large) return interp_store::cached;
     // Channels-last: each contiguous row of the last level.
     if (p.channels_last) return p.ds_sp[size_t(p.nsp - 1)] == p.run ? interp_store::nontemporal : interp_store::cached;
     // Planar 2-D: whole dense planes at least as large as diff_dst's (the
@@ -197,6 +202,7 @@ std::string to_string(interp_store s) {
 void choose_interp_path(interp_plan &p) {
     if (p.empty) {
         p.levels = interp_levels::zero_sized;
+        p.one_task = true; // nothing runs
         return;
     }
     p.tasks_per_plane = tasks_per_plane(p);
@@ -218,10 +224,7 @@ void choose_interp_path(interp_plan &p) {
             && p.slice_floats[0] * int64_t(sizeof(float)) >= size_threshold(column_prefetch_min_bytes))
         p.column_prefetch_bytes = int64_t(2) << 10;
     p.store = store_of(p);
-    // diff_dst's bytes, in double: huge shapes would overflow a product of int64.
-    double dd_bytes = double(p.n_count) * double(p.c_count) * double(size_of(p.dt)) * (p.channels_last ? double(p.run) : 1.0);
-    for (int k = 0; k < p.nsp; ++k) dd_bytes *= double(p.out[size_t(k)]);
-    p.one_task = tasks_at_once() == 1 || dd_bytes < double(size_threshold(interp_one_task_max_bytes));
+    p.one_task = tasks_at_once() == 1 || bytes_of(p, p.out) < double(size_threshold(interp_one_task_max_bytes));
     p.scratch_bytes = interp_scratch_bytes(p);
     p.scratch_on_stack = p.one_task && p.scratch_bytes <= interp_stack_scratch_bytes;
 }

@@ -77,7 +77,7 @@ public:
         return tbb_backend::interp_path_name(s_.plan) + copies;
     }
     // A dense copy's loop runs inline too: the run has one thread (partition_threads).
-    bool one_task() const override { return s_.plan.one_task || s_.plan.levels == tbb_backend::interp_levels::zero_sized; }
+    bool one_task() const override { return s_.plan.one_task; }
 
 private:
     interp_schedule s_;
@@ -88,7 +88,7 @@ public:
     explicit bn_kernel(tbb_backend::bn_plan plan) : plan_(std::move(plan)) {}
     void execute(const buffer_map &b) const override { tbb_backend::run_bn_plan(plan_, b); }
     std::string path() const override { return tbb_backend::bn_path_name(plan_); }
-    bool one_task() const override { return plan_.one_task || plan_.schedule == tbb_backend::bn_schedule::zero_sized; }
+    bool one_task() const override { return plan_.one_task; }
 
 private:
     tbb_backend::bn_plan plan_;
