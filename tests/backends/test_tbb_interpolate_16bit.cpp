@@ -49,20 +49,6 @@ interp_case nxc_case(data_type dt, const shape_case &s, int64_t n, int64_t c) {
     return k;
 }
 
-std::vector<float> full_mantissas(size_t n, uint32_t seed) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> u(-1.f, 1.f);
-    std::vector<float> v(n);
-    for (float &x : v) x = u(rng);
-    return v;
-}
-
-std::vector<uint32_t> bits_of(const std::vector<float> &v) {
-    std::vector<uint32_t> b(v.size());
-    std::memcpy(b.data(), v.data(), v.size() * sizeof(float));
-    return b;
-}
-
 std::vector<float> run_on(const interp_case &c, int threads, const std::vector<float> &dd, const std::string &path) {
     std::vector<float> out;
     with_default_threads(threads, [&] {

@@ -25,20 +25,6 @@ interp_case ncx_case(data_type dt, int64_t n, int64_t c, const dims &src, const 
     return k;
 }
 
-std::vector<float> full_mantissas(size_t n, uint32_t seed) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> u(-1.f, 1.f);
-    std::vector<float> v(n);
-    for (float &x : v) x = u(rng);
-    return v;
-}
-
-std::vector<uint32_t> bits_of(const std::vector<float> &v, size_t count) {
-    std::vector<uint32_t> b(count);
-    std::memcpy(b.data(), v.data(), count * sizeof(float));
-    return b;
-}
-
 struct shape_case {
     dims src, dst;
     const char *mode;

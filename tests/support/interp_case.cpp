@@ -31,6 +31,22 @@ dims layout_strides(const dims &shape, bool channels_last) {
     return permuted_strides(shape, order);
 }
 
+std::vector<float> full_mantissas(size_t n, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> u(-1.f, 1.f);
+    std::vector<float> v(n);
+    for (float &x : v) x = u(rng);
+    return v;
+}
+
+std::vector<uint32_t> bits_of(const std::vector<float> &v, size_t count) {
+    std::vector<uint32_t> b(count);
+    std::memcpy(b.data(), v.data(), count * sizeof(float));
+    return b;
+}
+
+std::vector<uint32_t> bits_of(const std::vector<float> &v) { return bits_of(v, v.size()); }
+
 std::vector<float> diff_dst_values(const interp_case &c, uint32_t seed) {
     std::mt19937 rng(seed);
     std::uniform_int_distribution<int> k(-128, 128);

@@ -31,6 +31,12 @@ dims layout_strides(const dims &shape, bool channels_last);
 
 // diff_dst values: k/64, exact in every dtype; seeded by the case.
 std::vector<float> diff_dst_values(const interp_case &c, uint32_t seed);
+// n values with full mantissas (uniform in [-1, 1), seeded): a changed order
+// of additions shows in the bits.
+std::vector<float> full_mantissas(size_t n, uint32_t seed);
+// The bits of the first `count` values, or of all.
+std::vector<uint32_t> bits_of(const std::vector<float> &v, size_t count);
+std::vector<uint32_t> bits_of(const std::vector<float> &v);
 
 // The case's one-op partition compiled for backend b: src 0, diff_dst 1,
 // diff_src 2 (in src's layout).
