@@ -46,6 +46,25 @@ __attribute__((target("avx512f"), always_inline)) inline void store_one(T *out, 
     __builtin_memcpy(out, &v, sizeof v);
 }
 
+// The lanes of `keep` of one vector to out[0..16) with a masked store (the
+// others left as they are in memory): a run's edges around its streamed
+// lines, whole vectors instead of element by element. 16-bit through
+// vpmovdw's masked store, which needs only AVX512F.
+__attribute__((target("avx512f"), always_inline)) inline void store_lanes(float *out, __mmask16 keep,
+        const lanes16 &r) {
+    _mm512_mask_storeu_ps(out, keep, __m512(r));
+}
+__attribute__((target("avx512f"), always_inline)) inline void store_lanes(bf16_t *out, __mmask16 keep,
+        const lanes16 &r) {
+    u32x16 bits;
+    kernels::bf16_bits_of_f32_bits(bits, (u32x16)r);
+    _mm512_mask_cvtepi32_storeu_epi16(out, keep, __m512i(bits));
+}
+__attribute__((target("avx512f"), always_inline)) inline void store_lanes(f16_t *out, __mmask16 keep,
+        const lanes16 &r) {
+    _mm512_mask_cvtepi32_storeu_epi16(out, keep, _mm512_maskz_cvtepu16_epi32(0xffff, __m256i(to_16bit(out, r))));
+}
+
 // diff_src vectors leaving in memory order (put() at consecutive places from
 // a 64-byte-aligned start when streaming): with `stream`, straight from the
 // registers with non-temporal stores of whole lines, f32 a vector a line,
