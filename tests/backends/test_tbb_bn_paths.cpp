@@ -286,5 +286,44 @@ TEST(TbbBatchNormPaths, ShortRowsEveryRowEndAvx512) {
             }
 }
 
+// Pass 2 of the short_rows_avx512 loops on the edges of a group's run:
+// streamed (thresholds lowered), the elements before the run's first line
+// boundary (0 to 31, by the row) and after its last whole vector by masked
+// vector stores; runs under 16 elements (groups of 2 or 3 rows of 5) one by
+// one; runs without a whole line after their head not streamed. The same
+// bits as the cached run and as the generic loops, and the reference's values.
+TEST(TbbBatchNormPaths, ShortRowsStreamedRunEdgesAvx512) {
+    if (skip_without_avx512()) GTEST_SKIP() << "no AVX-512 on this CPU";
+    const std::string path = "bn:channel_groups:sums=short_rows_avx512:update=short_rows_avx512:";
+    const std::vector<dims> shapes = {{3, 48, 7, 7}, {3, 48, 5, 6}, {20, 48, 3, 3}, {2, 260, 7, 7}, {40, 32, 1, 5},
+            {30, 48, 1, 5}, {5, 64, 3, 5}};
+    uint32_t seed = 41;
+    for (data_type dt : {data_type::f32, data_type::bf16, data_type::f16})
+        for (const dims &ncx : shapes)
+            for (int into : {-1, 1}) {
+                bn_case c = make(ncx, dt);
+                c.relu = into;
+                SCOPED_TRACE(c.name());
+                auto in = bn_inputs(c, seed++);
+                for (auto &[id, v] : in)
+                    if (id == 0 || id == 1 || id >= 10)
+                        for (float &x : v) x = x * 1.1f + 0.0123f;
+                const auto cached = run_bn(c, backend_kind::tbb, in);
+                tbb_backend::test_size_threshold_shift() = 12;
+                EXPECT_EQ(compile_bn_case(c, backend_kind::tbb).get_kernel_path(), path + "nontemporal");
+                const auto streamed = run_bn(c, backend_kind::tbb, in);
+                tbb_backend::generic_kernels_only() = true;
+                const auto generic = run_bn(c, backend_kind::tbb, in);
+                tbb_backend::generic_kernels_only() = false;
+                tbb_backend::test_size_threshold_shift() = 0;
+                expect_bn_close(streamed, run_bn(c, backend_kind::ref, in), c);
+                for (auto &[id, v] : streamed) {
+                    const size_t bytes = v.size() * 4;
+                    EXPECT_EQ(0, std::memcmp(v.data(), cached.at(id).data(), bytes)) << "cached, output " << id;
+                    EXPECT_EQ(0, std::memcmp(v.data(), generic.at(id).data(), bytes)) << "generic, output " << id;
+                }
+            }
+}
+
 } // namespace
 } // namespace bpg::test

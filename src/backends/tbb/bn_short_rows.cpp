@@ -177,20 +177,27 @@ void fill_constants(const bn_plan &p, const coeffs &cf, int64_t k0, int64_t k1, 
     }
 }
 
+// f32 pass 2's lane positions of segment elements e.. (+ 0.5, which the
+// lane's channel is found from).
+__attribute__((target("avx512f"), always_inline)) inline __m512 element_positions(int64_t e) {
+    return _mm512_add_ps(_mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+            _mm512_set1_ps(float(e) + 0.5f));
+}
+
 // Pass 2's diff_src of run elements [b, b + 16) (as short_rows_update_avx512
-// below), each lane with its element's constants from `sc`: 16-bit those
-// of the table's elements b.., f32 those of lane channel (e0 + b + lane +
-// 0.5) / B in f32 (exact for these sizes), picked by vpermps.
+// below), each lane with its element's constants: 16-bit those of the
+// table's elements b..; f32 those of lane channel e / B in f32 (e: the
+// lanes' element_positions; exact for these sizes), picked by vpermps from
+// `t`, the group's 16 loaded once (the stores to f32 diff_src may alias the
+// table, so the compiler reloads what is not held in a register).
 template <typename T, bn_fusion F>
 __attribute__((target("avx512f"), always_inline)) inline lanes16 update_vector(const bn_plan &p, const data &d,
-        const segment_constants &sc, int64_t e0, int64_t b, int64_t d0, int64_t s0, int64_t x0) {
+        const segment_constants &sc, const __m512 *t, __m512 e, int64_t b, int64_t d0, int64_t s0, int64_t x0) {
     lanes16 r;
     if constexpr (permuted_constants<T>) {
-        const __m512 e = _mm512_add_ps(_mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                _mm512_set1_ps(float(e0 + b) + 0.5f));
         const __m512i ch = _mm512_maskz_cvttps_epi32(0xffff, _mm512_mul_ps(e, _mm512_set1_ps(1.f / float(p.B))));
         lanes16 c[4];
-        for (int i = 0; i < 4; ++i) c[i] = lanes16(_mm512_maskz_permutexvar_ps(0xffff, ch, _mm512_load_ps(sc.c[i])));
+        for (int i = 0; i < 4; ++i) c[i] = lanes16(_mm512_maskz_permutexvar_ps(0xffff, ch, t[i]));
         diff_src_lanes<T, F>(d, p.global_stats, d0 + b, s0 + b, x0 + b, c[0], c[1], c[2], c[3], r);
     } else {
         diff_src_lanes<T, F>(d, p.global_stats, d0 + b, s0 + b, x0 + b, lanes16(_mm512_loadu_ps(sc.c[0] + b)),
@@ -226,6 +233,8 @@ __attribute__((target("avx512f"))) void short_rows_update_avx512(const bn_plan &
         }
         return;
     }
+    __m512 t[4];
+    for (int i = 0; i < 4; ++i) t[i] = _mm512_load_ps(sc.c[i]); // (f32 only: unused loads go)
     // Elements before the first line boundary; streamed only with a whole
     // 16-bit line (32 elements) after them, so the head's vectors are in the run.
     const auto address = reinterpret_cast<uintptr_t>(out);
@@ -235,15 +244,19 @@ __attribute__((target("avx512f"))) void short_rows_update_avx512(const bn_plan &
     if (stream)
         for (; b < head; b += lanes) {
             const __mmask16 before_line = __mmask16((1u << std::min<int64_t>(lanes, head - b)) - 1);
-            store_lanes(out + b, before_line, update_vector<T, F>(p, d, sc, e0, b, d0, s0, x0));
+            store_lanes(out + b, before_line,
+                    update_vector<T, F>(p, d, sc, t, element_positions(e0 + b), b, d0, s0, x0));
         }
     b = stream ? head : 0;
     vector_out<T> vo {stream};
-    for (; b + lanes <= n; b += lanes) vo.put(out + b, update_vector<T, F>(p, d, sc, e0, b, d0, s0, x0));
+    __m512 e = element_positions(e0 + b);
+    for (; b + lanes <= n; b += lanes, e = _mm512_add_ps(e, _mm512_set1_ps(float(lanes))))
+        vo.put(out + b, update_vector<T, F>(p, d, sc, t, e, b, d0, s0, x0));
     vo.flush();
     if (b < n) {
         const __mmask16 last = __mmask16(0xffffu << (lanes - (n - b)));
-        store_lanes(out + n - lanes, last, update_vector<T, F>(p, d, sc, e0, n - lanes, d0, s0, x0));
+        store_lanes(out + n - lanes, last,
+                update_vector<T, F>(p, d, sc, t, element_positions(e0 + n - lanes), n - lanes, d0, s0, x0));
     }
 }
 
