@@ -250,8 +250,16 @@ __attribute__((target("avx512f"))) void short_rows_update_avx512(const bn_plan &
     b = stream ? head : 0;
     vector_out<T> vo {stream};
     __m512 e = element_positions(e0 + b);
-    for (; b + lanes <= n; b += lanes, e = _mm512_add_ps(e, _mm512_set1_ps(float(lanes))))
+    // Cached stores wait on each line's read for ownership (the runs are
+    // too short and far apart for the hardware prefetchers): the next run's
+    // lines (row a - 1, the caller's next) are asked for with prefetchw, a
+    // line a vector over the first part of this run.
+    const int64_t run_bytes = n * int64_t(sizeof(T)) + 64;
+    const char *next = a > 0 && !stream ? reinterpret_cast<const char *>(out - p.ds.a) : nullptr;
+    for (; b + lanes <= n; b += lanes, e = _mm512_add_ps(e, _mm512_set1_ps(float(lanes)))) {
+        if (next && 4 * b < run_bytes) _mm_prefetch(next + 4 * b, _MM_HINT_ET0);
         vo.put(out + b, update_vector<T, F>(p, d, sc, t, e, b, d0, s0, x0));
+    }
     vo.flush();
     if (b < n) {
         const __mmask16 last = __mmask16(0xffffu << (lanes - (n - b)));
