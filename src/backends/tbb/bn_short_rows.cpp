@@ -217,8 +217,9 @@ __attribute__((target("avx512f"), always_inline)) inline lanes16 update_vector(c
 // fence (the caller fences once after all its runs: a fence per staged run
 // held up the stores that followed it); the elements before the first line
 // boundary from vectors by masked stores too (element by element, they cost
-// more than streaming saved).
-template <typename T, bn_fusion F>
+// more than streaming saved). HwBf16: cached bf16 vectors leave through
+// store_one_bf16_hw.
+template <typename T, bn_fusion F, bool HwBf16 = false>
 __attribute__((target("avx512f"))) void short_rows_update_avx512(const bn_plan &p, const data &d,
         const segment_constants &sc, int64_t a, int64_t k0, int64_t e0, int64_t e1, bool stream) {
     const int64_t n = e1 - e0, s0 = at(p.src, a, k0, 0) + e0, d0 = at(p.dd, a, k0, 0) + e0,
@@ -258,7 +259,13 @@ __attribute__((target("avx512f"))) void short_rows_update_avx512(const bn_plan &
     const char *next = a > 0 && !stream ? reinterpret_cast<const char *>(out - p.ds.a) : nullptr;
     for (; b + lanes <= n; b += lanes, e = _mm512_add_ps(e, _mm512_set1_ps(float(lanes)))) {
         if (next && 4 * b < run_bytes) _mm_prefetch(next + 4 * b, _MM_HINT_ET0);
-        vo.put(out + b, update_vector<T, F>(p, d, sc, t, e, b, d0, s0, x0));
+        const lanes16 r = update_vector<T, F>(p, d, sc, t, e, b, d0, s0, x0);
+        if constexpr (HwBf16)
+            if (!stream) {
+                store_one_bf16_hw(out + b, r);
+                continue;
+            }
+        vo.put(out + b, r);
     }
     vo.flush();
     if (b < n) {
@@ -294,7 +301,7 @@ BPG_ALWAYS_INLINE void short_rows_sums_of(const bn_plan &p, const data &d, const
 template <typename T>
 BPG_ALWAYS_INLINE void short_rows_update_of(const bn_plan &p, const data &d, const coeffs &cf, int64_t k0, int64_t k1) {
     with_fusion(p.fusion, [&](auto f) BPG_LAMBDA_INLINE {
-        if (p.update != bn_loops::short_rows_avx512) {
+        if (p.update != bn_loops::short_rows_avx512 && p.update != bn_loops::short_rows_bf16_avx512) {
             for (int64_t a = p.A - 1; a >= 0; --a) update_rows_of_channels<T, f.value>(p, d, cf, a, k0, k1);
             return;
         }
@@ -303,8 +310,14 @@ BPG_ALWAYS_INLINE void short_rows_update_of(const bn_plan &p, const data &d, con
         for (int64_t e0 = 0; e0 < n; e0 += segment_elems) {
             const int64_t e1 = std::min(n, e0 + segment_elems);
             fill_constants<T>(p, cf, k0, k1, e0, e1, sc);
-            for (int64_t a = p.A - 1; a >= 0; --a)
+            for (int64_t a = p.A - 1; a >= 0; --a) {
+                if constexpr (std::is_same_v<T, bf16_t>)
+                    if (p.update == bn_loops::short_rows_bf16_avx512) {
+                        short_rows_update_avx512<T, f.value, true>(p, d, sc, a, k0, e0, e1, d.nontemporal);
+                        continue;
+                    }
                 short_rows_update_avx512<T, f.value>(p, d, sc, a, k0, e0, e1, d.nontemporal);
+            }
         }
     });
     end_of_streamed_rows(d);

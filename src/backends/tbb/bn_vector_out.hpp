@@ -46,6 +46,21 @@ __attribute__((target("avx512f"), always_inline)) inline void store_one(T *out, 
     __builtin_memcpy(out, &v, sizeof v);
 }
 
+// One vector as bf16 rounded by AVX512_BF16's vcvtneps2bf16, for the loops
+// the plan names so where the CPU has it (inline asm: the kernels are built
+// for AVX512F). It reads denormals as zero, so a vector holding one goes
+// through to_16bit's integer formula instead: the same bits either way
+// (both round to nearest even and quiet a NaN the same way).
+__attribute__((target("avx512f"), always_inline)) inline void store_one_bf16_hw(bf16_t *out, const lanes16 &r) {
+    const __m512i u = _mm512_castps_si512(__m512(r));
+    const __mmask16 exponent_zero = _mm512_testn_epi32_mask(u, _mm512_set1_epi32(0x7f800000));
+    if (__builtin_expect(_mm512_mask_test_epi32_mask(exponent_zero, u, _mm512_set1_epi32(0x007fffff)) != 0, 0))
+        return store_one(out, r);
+    __m256i v;
+    asm("vcvtneps2bf16 %1, %0" : "=v"(v) : "v"(__m512(r)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i *>(out), v);
+}
+
 // The lanes of `keep` of one vector to out[0..16) with a masked store (the
 // others left as they are in memory): a run's edges around its streamed
 // lines, whole vectors instead of element by element. 16-bit through
