@@ -2,7 +2,9 @@
 // a case that takes it, the path the compiled partition names, and its
 // results against the reference. Paths of large tensors are reached with
 // the size thresholds lowered; the generic loops by generic_kernels_only.
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -73,6 +75,14 @@ void expect_path_taken(const std::vector<path_case> &cases) {
 }
 
 bool skip_without_avx512() { return !tbb_backend::has_avx512f(); }
+
+// The channel_groups path of the short_rows AVX-512 loops up to the store
+// policy: bf16 pass 2 rounds with AVX512_BF16 where the CPU has it.
+std::string short_rows_path(data_type dt) {
+    const bool hw = dt == data_type::bf16 && tbb_backend::has_avx512_bf16();
+    return std::string("bn:channel_groups:sums=short_rows_avx512:update=")
+            + (hw ? "short_rows_bf16_avx512:" : "short_rows_avx512:");
+}
 
 TEST(TbbBatchNormPaths, ZeroSized) {
     expect_path_taken({{"bn:zero_sized", make({0, 3, 4, 4})}, {"bn:zero_sized", make({2, 3, 0, 4}, data_type::f32, true)}});
@@ -256,7 +266,6 @@ TEST(TbbBatchNormPaths, SlicesAndBlocksKeepTheBits) {
 // changed order of additions shows.
 TEST(TbbBatchNormPaths, ShortRowsEveryRowEndAvx512) {
     if (skip_without_avx512()) GTEST_SKIP() << "no AVX-512 on this CPU";
-    const std::string path = "bn:channel_groups:sums=short_rows_avx512:update=short_rows_avx512:cached";
     const std::vector<dims> shapes = {{2, 48, 7, 7}, {3, 48, 5, 6}, {2, 48, 9, 7}, {2, 48, 4, 4}, {2, 48, 3, 3},
             {2, 260, 7, 7}, {1, 260, 4, 8}};
     uint32_t seed = 11;
@@ -266,7 +275,7 @@ TEST(TbbBatchNormPaths, ShortRowsEveryRowEndAvx512) {
                 bn_case c = make(ncx, dt);
                 c.relu = into;
                 SCOPED_TRACE(c.name());
-                EXPECT_EQ(compile_bn_case(c, backend_kind::tbb).get_kernel_path(), path);
+                EXPECT_EQ(compile_bn_case(c, backend_kind::tbb).get_kernel_path(), short_rows_path(dt) + "cached");
                 auto in = bn_inputs(c, seed++);
                 for (auto &[id, v] : in)
                     if (id == 0 || id == 1 || id >= 10)
@@ -284,6 +293,79 @@ TEST(TbbBatchNormPaths, ShortRowsEveryRowEndAvx512) {
                     EXPECT_EQ(0, std::memcmp(v.data(), generic.at(id).data(), bytes)) << "generic, output " << id;
                 }
             }
+}
+
+// Pass 2 of the short_rows_avx512 loops on the edges of a group's run:
+// streamed (thresholds lowered), the elements before the run's first line
+// boundary (0 to 31, by the row) and after its last whole vector by masked
+// vector stores; runs under 16 elements (groups of 2 or 3 rows of 5) one by
+// one; runs without a whole line after their head not streamed. The same
+// bits as the cached run and as the generic loops, and the reference's values.
+TEST(TbbBatchNormPaths, ShortRowsStreamedRunEdgesAvx512) {
+    if (skip_without_avx512()) GTEST_SKIP() << "no AVX-512 on this CPU";
+    const std::vector<dims> shapes = {{3, 48, 7, 7}, {3, 48, 5, 6}, {20, 48, 3, 3}, {2, 260, 7, 7}, {40, 32, 1, 5},
+            {30, 48, 1, 5}, {5, 64, 3, 5}};
+    uint32_t seed = 41;
+    for (data_type dt : {data_type::f32, data_type::bf16, data_type::f16})
+        for (const dims &ncx : shapes)
+            for (int into : {-1, 1}) {
+                bn_case c = make(ncx, dt);
+                c.relu = into;
+                SCOPED_TRACE(c.name());
+                auto in = bn_inputs(c, seed++);
+                for (auto &[id, v] : in)
+                    if (id == 0 || id == 1 || id >= 10)
+                        for (float &x : v) x = x * 1.1f + 0.0123f;
+                const auto cached = run_bn(c, backend_kind::tbb, in);
+                tbb_backend::test_size_threshold_shift() = 12;
+                EXPECT_EQ(compile_bn_case(c, backend_kind::tbb).get_kernel_path(), short_rows_path(dt) + "nontemporal");
+                const auto streamed = run_bn(c, backend_kind::tbb, in);
+                tbb_backend::generic_kernels_only() = true;
+                const auto generic = run_bn(c, backend_kind::tbb, in);
+                tbb_backend::generic_kernels_only() = false;
+                tbb_backend::test_size_threshold_shift() = 0;
+                expect_bn_close(streamed, run_bn(c, backend_kind::ref, in), c);
+                for (auto &[id, v] : streamed) {
+                    const size_t bytes = v.size() * 4;
+                    EXPECT_EQ(0, std::memcmp(v.data(), cached.at(id).data(), bytes)) << "cached, output " << id;
+                    EXPECT_EQ(0, std::memcmp(v.data(), generic.at(id).data(), bytes)) << "generic, output " << id;
+                }
+            }
+}
+
+// The bf16 pass 2 of short_rows_bf16_avx512 (vcvtneps2bf16) on diff_src
+// values around the smallest normals, some denormal in f32 (gamma tiny):
+// the instruction reads those as zero, so their vectors take the integer
+// rounding. The same bits as the generic loops, cached and streamed, on 1
+// and 3 threads; and the case does make denormals.
+TEST(TbbBatchNormPaths, ShortRowsBf16HardwareRoundingKeepsTheBits) {
+    if (!tbb_backend::has_avx512_bf16()) GTEST_SKIP() << "no AVX512_BF16 on this CPU";
+    uint32_t seed = 71;
+    for (const dims &ncx : {dims {4, 48, 7, 7}, dims {3, 260, 5, 6}})
+        for (int shift : {0, 12}) {
+            bn_case c = make(ncx, data_type::bf16);
+            SCOPED_TRACE(c.name() + " threshold shift " + std::to_string(shift));
+            tbb_backend::test_size_threshold_shift() = shift;
+            EXPECT_EQ(compile_bn_case(c, backend_kind::tbb).get_kernel_path(),
+                    short_rows_path(c.dt) + (shift ? "nontemporal" : "cached"));
+            auto in = bn_inputs(c, seed++);
+            for (float &g : in.at(4)) g *= 1e-37f;
+            std::map<size_t, std::vector<float>> one, three;
+            with_default_threads(1, [&] { one = run_bn(c, backend_kind::tbb, in); });
+            with_default_threads(3, [&] { three = run_bn(c, backend_kind::tbb, in); });
+            tbb_backend::generic_kernels_only() = true;
+            const auto generic = run_bn(c, backend_kind::tbb, in);
+            tbb_backend::generic_kernels_only() = false;
+            tbb_backend::test_size_threshold_shift() = 0;
+            int denormals = 0;
+            for (float v : one.at(5)) denormals += v != 0 && std::fabs(v) < std::numeric_limits<float>::min();
+            EXPECT_GT(denormals, 0);
+            for (auto &[id, v] : one) {
+                const size_t bytes = v.size() * 4;
+                EXPECT_EQ(0, std::memcmp(v.data(), three.at(id).data(), bytes)) << "3 threads, output " << id;
+                EXPECT_EQ(0, std::memcmp(v.data(), generic.at(id).data(), bytes)) << "generic, output " << id;
+            }
+        }
 }
 
 } // namespace

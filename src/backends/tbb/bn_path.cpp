@@ -50,7 +50,13 @@ bn_loops planar_sums(const bn_plan &p) {
 }
 
 bn_loops planar_update(const bn_plan &p) {
-    if (p.schedule == bn_schedule::channel_groups) return p.avx512 ? bn_loops::short_rows_avx512 : bn_loops::short_rows;
+    if (p.schedule == bn_schedule::channel_groups) {
+        if (!p.avx512) return bn_loops::short_rows;
+        // bf16 rounded by vcvtneps2bf16 where the CPU has it: the integer
+        // rounding held up the loop once the stores stopped waiting.
+        return p.dt == data_type::bf16 && has_avx512_bf16() ? bn_loops::short_rows_bf16_avx512
+                                                             : bn_loops::short_rows_avx512;
+    }
     if (p.sums == bn_loops::relu_decisions_avx512) return bn_loops::relu_decisions_avx512;
     return p.avx512 ? bn_loops::planar_avx512 : bn_loops::planar;
 }
@@ -162,6 +168,7 @@ std::string to_string(bn_loops l) {
         case bn_loops::planar_avx512: return "planar_avx512";
         case bn_loops::short_rows: return "short_rows";
         case bn_loops::short_rows_avx512: return "short_rows_avx512";
+        case bn_loops::short_rows_bf16_avx512: return "short_rows_bf16_avx512";
         case bn_loops::relu_decisions_avx512: return "relu_decisions_avx512";
         case bn_loops::channels_last: return "channels_last";
         case bn_loops::register_blocks: return "register_blocks";

@@ -47,6 +47,7 @@ enum class bn_loops {
     planar_avx512,         // planar rows with AVX-512 loads (16-bit data, use_global_stats)
     short_rows,            // planar rows of a channel group, one staged run per group row
     short_rows_avx512,     // the same, a group row as one run of vectors
+    short_rows_bf16_avx512, // the same, bf16 pass 2 rounded by AVX512_BF16 (pass 2 only)
     relu_decisions_avx512, // planar f32 with a fused ReLU: pass 1 keeps its decisions for pass 2
     channels_last,         // channels-last rows, channel by channel
     register_blocks,       // channels-last rows of 16-64 channels, coefficients in registers

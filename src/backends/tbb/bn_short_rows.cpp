@@ -177,57 +177,102 @@ void fill_constants(const bn_plan &p, const coeffs &cf, int64_t k0, int64_t k1, 
     }
 }
 
+// f32 pass 2's lane positions of segment elements e.. (+ 0.5, which the
+// lane's channel is found from).
+__attribute__((target("avx512f"), always_inline)) inline __m512 element_positions(int64_t e) {
+    return _mm512_add_ps(_mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+            _mm512_set1_ps(float(e) + 0.5f));
+}
+
+// Pass 2's diff_src of run elements [b, b + 16) (as short_rows_update_avx512
+// below), each lane with its element's constants: 16-bit those of the
+// table's elements b..; f32 those of lane channel e / B in f32 (e: the
+// lanes' element_positions; exact for these sizes), picked by vpermps from
+// `t`, the group's 16 loaded once (the stores to f32 diff_src may alias the
+// table, so the compiler reloads what is not held in a register).
+template <typename T, bn_fusion F>
+__attribute__((target("avx512f"), always_inline)) inline lanes16 update_vector(const bn_plan &p, const data &d,
+        const segment_constants &sc, const __m512 *t, __m512 e, int64_t b, int64_t d0, int64_t s0, int64_t x0) {
+    lanes16 r;
+    if constexpr (permuted_constants<T>) {
+        const __m512i ch = _mm512_maskz_cvttps_epi32(0xffff, _mm512_mul_ps(e, _mm512_set1_ps(1.f / float(p.B))));
+        lanes16 c[4];
+        for (int i = 0; i < 4; ++i) c[i] = lanes16(_mm512_maskz_permutexvar_ps(0xffff, ch, t[i]));
+        diff_src_lanes<T, F>(d, p.global_stats, d0 + b, s0 + b, x0 + b, c[0], c[1], c[2], c[3], r);
+    } else {
+        diff_src_lanes<T, F>(d, p.global_stats, d0 + b, s0 + b, x0 + b, lanes16(_mm512_loadu_ps(sc.c[0] + b)),
+                lanes16(_mm512_loadu_ps(sc.c[1] + b)), lanes16(_mm512_loadu_ps(sc.c[2] + b)),
+                lanes16(_mm512_loadu_ps(sc.c[3] + b)), r);
+    }
+    return r;
+}
+
 // Pass 2 on elements [e0, e1) of the run of rows (a, k), k in [k0, ..),
 // whose rows follow one another in every tensor (see channels_per_task),
-// into diff_src: as one array of whole vectors, each lane with its element's
-// constants from `sc` (f32: lane channel (e + 0.5) / B in f32, exact for
-// these sizes), the same arithmetic per element as update_row_avx512 (same
-// bits): row by row, the calls and each row's tail cost more than the rows.
-// With `stream`, the vectors from the segment's first line boundary on
-// leave with non-temporal stores and no fence: the caller fences once after
-// all its runs (a fence per staged run held up the stores that followed it).
-template <typename T, bn_fusion F>
+// into diff_src: as one array of whole vectors (update_vector), the same
+// arithmetic per element as update_row_avx512 (same bits): row by row, the
+// calls and each row's tail cost more than the rows. The last n % 16
+// elements from the vector ending at the run's end, by a masked store. With
+// `stream`, the lines inside the run leave with non-temporal stores and no
+// fence (the caller fences once after all its runs: a fence per staged run
+// held up the stores that followed it); the elements before the first line
+// boundary from vectors by masked stores too (element by element, they cost
+// more than streaming saved). HwBf16: cached bf16 vectors leave through
+// store_one_bf16_hw.
+template <typename T, bn_fusion F, bool HwBf16 = false>
 __attribute__((target("avx512f"))) void short_rows_update_avx512(const bn_plan &p, const data &d,
         const segment_constants &sc, int64_t a, int64_t k0, int64_t e0, int64_t e1, bool stream) {
-    const reader<T, F> rd(d);
     const int64_t n = e1 - e0, s0 = at(p.src, a, k0, 0) + e0, d0 = at(p.dd, a, k0, 0) + e0,
                   x0 = at(p.relu_in, a, k0, 0) + e0;
     T *out = static_cast<T *>(d.ds) + at(p.ds, a, k0, 0) + e0;
-    const float *ak = sc.c[0], *c2 = sc.c[1], *m = sc.c[2], *c0 = sc.c[3];
-    const auto one = [&](int64_t b) {
-        const size_t i = size_t(permuted_constants<T> ? (e0 + b) / p.B : b);
-        out[b] = from_f32<T>(diff_src_one(rd, p.global_stats, d0 + b, s0 + b, x0 + b, ak[i], c2[i], m[i], c0[i]));
-    };
+    if (n < lanes) {
+        const reader<T, F> rd(d);
+        for (int64_t b = 0; b < n; ++b) {
+            const size_t i = size_t(permuted_constants<T> ? (e0 + b) / p.B : b);
+            out[b] = from_f32<T>(diff_src_one(rd, p.global_stats, d0 + b, s0 + b, x0 + b, sc.c[0][i], sc.c[1][i],
+                    sc.c[2][i], sc.c[3][i]));
+        }
+        return;
+    }
+    __m512 t[4];
+    for (int i = 0; i < 4; ++i) t[i] = _mm512_load_ps(sc.c[i]); // (f32 only: unused loads go)
+    // Elements before the first line boundary; streamed only with a whole
+    // 16-bit line (32 elements) after them, so the head's vectors are in the run.
+    const auto address = reinterpret_cast<uintptr_t>(out);
+    const int64_t head = int64_t((64 - address % 64) % 64 / sizeof(T));
+    stream = stream && address % sizeof(T) == 0 && n - head >= 2 * lanes;
     int64_t b = 0;
     if (stream)
-        for (; b < n && !streams_to(out + b); ++b) one(b);
+        for (; b < head; b += lanes) {
+            const __mmask16 before_line = __mmask16((1u << std::min<int64_t>(lanes, head - b)) - 1);
+            store_lanes(out + b, before_line,
+                    update_vector<T, F>(p, d, sc, t, element_positions(e0 + b), b, d0, s0, x0));
+        }
+    b = stream ? head : 0;
     vector_out<T> vo {stream};
-    if constexpr (permuted_constants<T>) {
-        const __m512 t[4] = {_mm512_load_ps(ak), _mm512_load_ps(c2), _mm512_load_ps(m), _mm512_load_ps(c0)};
-        const __m512 inv_b = _mm512_set1_ps(1.f / float(p.B));
-        __m512 e = _mm512_add_ps(_mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                _mm512_set1_ps(float(e0 + b) + 0.5f));
-        for (; b + lanes <= n; b += lanes, e = _mm512_add_ps(e, _mm512_set1_ps(float(lanes)))) {
-            const __m512i ch = _mm512_maskz_cvttps_epi32(0xffff, _mm512_mul_ps(e, inv_b));
-            lanes16 r;
-            diff_src_lanes<T, F>(d, p.global_stats, d0 + b, s0 + b, x0 + b,
-                    lanes16(_mm512_maskz_permutexvar_ps(0xffff, ch, t[0])),
-                    lanes16(_mm512_maskz_permutexvar_ps(0xffff, ch, t[1])),
-                    lanes16(_mm512_maskz_permutexvar_ps(0xffff, ch, t[2])),
-                    lanes16(_mm512_maskz_permutexvar_ps(0xffff, ch, t[3])), r);
-            vo.put(out + b, r);
-        }
-    } else {
-        for (; b + lanes <= n; b += lanes) {
-            lanes16 r;
-            diff_src_lanes<T, F>(d, p.global_stats, d0 + b, s0 + b, x0 + b, lanes16(_mm512_loadu_ps(ak + b)),
-                    lanes16(_mm512_loadu_ps(c2 + b)), lanes16(_mm512_loadu_ps(m + b)), lanes16(_mm512_loadu_ps(c0 + b)),
-                    r);
-            vo.put(out + b, r);
-        }
+    __m512 e = element_positions(e0 + b);
+    // Cached stores wait on each line's read for ownership (the runs are
+    // too short and far apart for the hardware prefetchers): the next run's
+    // lines (row a - 1, the caller's next) are asked for with prefetchw, a
+    // line a vector over the first part of this run.
+    const int64_t run_bytes = n * int64_t(sizeof(T)) + 64;
+    const char *next = a > 0 && !stream ? reinterpret_cast<const char *>(out - p.ds.a) : nullptr;
+    for (; b + lanes <= n; b += lanes, e = _mm512_add_ps(e, _mm512_set1_ps(float(lanes)))) {
+        if (next && 4 * b < run_bytes) _mm_prefetch(next + 4 * b, _MM_HINT_ET0);
+        const lanes16 r = update_vector<T, F>(p, d, sc, t, e, b, d0, s0, x0);
+        if constexpr (HwBf16)
+            if (!stream) {
+                store_one_bf16_hw(out + b, r);
+                continue;
+            }
+        vo.put(out + b, r);
     }
     vo.flush();
-    for (; b < n; ++b) one(b);
+    if (b < n) {
+        const __mmask16 last = __mmask16(0xffffu << (lanes - (n - b)));
+        store_lanes(out + n - lanes, last,
+                update_vector<T, F>(p, d, sc, t, element_positions(e0 + n - lanes), n - lanes, d0, s0, x0));
+    }
 }
 
 // Pass 2 on the planar rows (a, k) of channels [k0, k1), which follow one
@@ -256,7 +301,7 @@ BPG_ALWAYS_INLINE void short_rows_sums_of(const bn_plan &p, const data &d, const
 template <typename T>
 BPG_ALWAYS_INLINE void short_rows_update_of(const bn_plan &p, const data &d, const coeffs &cf, int64_t k0, int64_t k1) {
     with_fusion(p.fusion, [&](auto f) BPG_LAMBDA_INLINE {
-        if (p.update != bn_loops::short_rows_avx512) {
+        if (p.update != bn_loops::short_rows_avx512 && p.update != bn_loops::short_rows_bf16_avx512) {
             for (int64_t a = p.A - 1; a >= 0; --a) update_rows_of_channels<T, f.value>(p, d, cf, a, k0, k1);
             return;
         }
@@ -265,8 +310,14 @@ BPG_ALWAYS_INLINE void short_rows_update_of(const bn_plan &p, const data &d, con
         for (int64_t e0 = 0; e0 < n; e0 += segment_elems) {
             const int64_t e1 = std::min(n, e0 + segment_elems);
             fill_constants<T>(p, cf, k0, k1, e0, e1, sc);
-            for (int64_t a = p.A - 1; a >= 0; --a)
+            for (int64_t a = p.A - 1; a >= 0; --a) {
+                if constexpr (std::is_same_v<T, bf16_t>)
+                    if (p.update == bn_loops::short_rows_bf16_avx512) {
+                        short_rows_update_avx512<T, f.value, true>(p, d, sc, a, k0, e0, e1, d.nontemporal);
+                        continue;
+                    }
                 short_rows_update_avx512<T, f.value>(p, d, sc, a, k0, e0, e1, d.nontemporal);
+            }
         }
     });
     end_of_streamed_rows(d);

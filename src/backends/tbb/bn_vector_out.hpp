@@ -46,6 +46,40 @@ __attribute__((target("avx512f"), always_inline)) inline void store_one(T *out, 
     __builtin_memcpy(out, &v, sizeof v);
 }
 
+// One vector as bf16 rounded by AVX512_BF16's vcvtneps2bf16, for the loops
+// the plan names so where the CPU has it (inline asm: the kernels are built
+// for AVX512F). It reads denormals as zero, so a vector holding one goes
+// through to_16bit's integer formula instead: the same bits either way
+// (both round to nearest even and quiet a NaN the same way).
+__attribute__((target("avx512f"), always_inline)) inline void store_one_bf16_hw(bf16_t *out, const lanes16 &r) {
+    const __m512i u = _mm512_castps_si512(__m512(r));
+    const __mmask16 exponent_zero = _mm512_testn_epi32_mask(u, _mm512_set1_epi32(0x7f800000));
+    if (__builtin_expect(_mm512_mask_test_epi32_mask(exponent_zero, u, _mm512_set1_epi32(0x007fffff)) != 0, 0))
+        return store_one(out, r);
+    __m256i v;
+    asm("vcvtneps2bf16 %1, %0" : "=v"(v) : "v"(__m512(r)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i *>(out), v);
+}
+
+// The lanes of `keep` of one vector to out[0..16) with a masked store (the
+// others left as they are in memory): a run's edges around its streamed
+// lines, whole vectors instead of element by element. 16-bit through
+// vpmovdw's masked store, which needs only AVX512F.
+__attribute__((target("avx512f"), always_inline)) inline void store_lanes(float *out, __mmask16 keep,
+        const lanes16 &r) {
+    _mm512_mask_storeu_ps(out, keep, __m512(r));
+}
+__attribute__((target("avx512f"), always_inline)) inline void store_lanes(bf16_t *out, __mmask16 keep,
+        const lanes16 &r) {
+    u32x16 bits;
+    kernels::bf16_bits_of_f32_bits(bits, (u32x16)r);
+    _mm512_mask_cvtepi32_storeu_epi16(out, keep, __m512i(bits));
+}
+__attribute__((target("avx512f"), always_inline)) inline void store_lanes(f16_t *out, __mmask16 keep,
+        const lanes16 &r) {
+    _mm512_mask_cvtepi32_storeu_epi16(out, keep, _mm512_maskz_cvtepu16_epi32(0xffff, __m256i(to_16bit(out, r))));
+}
+
 // diff_src vectors leaving in memory order (put() at consecutive places from
 // a 64-byte-aligned start when streaming): with `stream`, straight from the
 // registers with non-temporal stores of whole lines, f32 a vector a line,

@@ -18,4 +18,10 @@ inline bool has_avx512f() {
     return yes && !generic_kernels_only().load(std::memory_order_relaxed);
 }
 
+// AVX512_BF16 too (vcvtneps2bf16), where has_avx512f().
+inline bool has_avx512_bf16() {
+    static const bool yes = __builtin_cpu_supports("avx512bf16");
+    return yes && has_avx512f();
+}
+
 } // namespace bpg::tbb_backend
