@@ -14,6 +14,7 @@
 
 #include "backends/tbb/bn_plan.hpp"
 #include "backends/tbb/bn_relu_mask.hpp"
+#include "backends/tbb/convert_lanes.hpp"
 #include "backends/tbb/convert_rows.hpp"
 #include "backends/tbb/kernel_attributes.hpp"
 #include "backends/tbb/prefetch.hpp"
@@ -140,14 +141,8 @@ BPG_ALWAYS_INLINE void diff_src_block(const reader<T, F> &rd, bool global, int64
 // GCC converted f16 in 8-lane halves through the stack: NCX f16 pass 1 took
 // twice the time of the reads it does.
 __attribute__((target("avx512f"), always_inline)) inline __m512 lanes_f32(const float *p) { return _mm512_loadu_ps(p); }
-// (Zero-masking forms: GCC 12's unmasked intrinsics warn of their own
-// undefined operand.)
-__attribute__((target("avx512f"), always_inline)) inline __m512 lanes_f32(const bf16_t *p) {
-    const __m512i w = _mm512_maskz_cvtepu16_epi32(0xffff, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)));
-    return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xffff, w, 16));
-}
-__attribute__((target("avx512f"), always_inline)) inline __m512 lanes_f32(const f16_t *p) {
-    return _mm512_maskz_cvtph_ps(0xffff, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)));
+template <typename T> __attribute__((target("avx512f"), always_inline)) inline __m512 lanes_f32(const T *p) {
+    return convert16::load16(p);
 }
 template <typename T> BPG_ALWAYS_INLINE const T *tensor(const void *base, int64_t at) {
     return static_cast<const T *>(base) + at;

@@ -6,20 +6,12 @@
 
 namespace bpg::tbb_backend::bn {
 
-// 16 f32 lanes as diff_src's T: f32 as they are; bf16 rounded by
-// kernels::bf16_bits_of_f32_bits, 16 lanes at a time (the formula of
-// f32_to_bf16_inline); f16 by vcvtps2ph, which gives f32_to_f16_inline's bits
-// (see convert_rows.hpp). Per lane, GCC's code for from_f32 left NXC bf16
-// pass 2 at twice the time of the reads and writes it does.
-__attribute__((target("avx512f"), always_inline)) inline u16x16 to_16bit(bf16_t *, const lanes16 &r) {
-    u32x16 bits;
-    kernels::bf16_bits_of_f32_bits(bits, (u32x16)r); // (u32x16)r: the bits, by a same-size vector cast
-    // vpmovdw: GCC narrows __builtin_convertvector without AVX512BW through packs and permutes.
-    return u16x16(_mm512_maskz_cvtepi32_epi16(0xffff, __m512i(bits)));
-}
-__attribute__((target("avx512f"), always_inline)) inline u16x16 to_16bit(f16_t *, const lanes16 &r) {
-    // (The zero-masking form: GCC 12's unmasked one warns of its own undefined operand.)
-    return u16x16(_mm512_maskz_cvtps_ph(0xffff, __m512(r), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+// 16 f32 lanes as diff_src's 16-bit T, 16 lanes at a time by
+// convert16::narrow (convert_lanes.hpp: the bits of f32_to_bf16_inline and
+// f32_to_f16_inline). Per lane, GCC's code for from_f32 left NXC bf16 pass 2
+// at twice the time of the reads and writes it does.
+template <typename T> __attribute__((target("avx512f"), always_inline)) inline u16x16 to_16bit(T *out, const lanes16 &r) {
+    return u16x16(convert16::narrow(__m512(r), out));
 }
 
 // Two consecutive vectors of lanes out to diff_src at `out` (64-byte
