@@ -5,44 +5,13 @@
 
 #include "backends/tbb/bn_kernels.hpp"
 #include "backends/tbb/bn_planar_row.hpp"
+#include "backends/tbb/transpose16.hpp"
 
 namespace bpg::tbb_backend::bn {
 
 namespace {
 
-// The shuffles of transpose_16 (zero-masking forms, as in bn_lanes.hpp, for
-// GCC 12's warnings): pairs of f32 lanes, of f64 lanes, and 128-bit blocks.
 #define BPG_AVX512 __attribute__((target("avx512f"), always_inline)) inline
-BPG_AVX512 __m512 lo32(__m512 a, __m512 b) { return _mm512_maskz_unpacklo_ps(0xffff, a, b); }
-BPG_AVX512 __m512 hi32(__m512 a, __m512 b) { return _mm512_maskz_unpackhi_ps(0xffff, a, b); }
-BPG_AVX512 __m512 lo64(__m512 a, __m512 b) {
-    return _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(0xff, _mm512_castps_pd(a), _mm512_castps_pd(b)));
-}
-BPG_AVX512 __m512 hi64(__m512 a, __m512 b) {
-    return _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(0xff, _mm512_castps_pd(a), _mm512_castps_pd(b)));
-}
-template <int Blocks> BPG_AVX512 __m512 blocks(__m512 a, __m512 b) {
-    return _mm512_maskz_shuffle_f32x4(0xffff, a, b, Blocks);
-}
-
-// Rows r[0..15] of 16 f32 lanes transposed in place (r[l]: lane l of every
-// row), by the usual four stages of shuffles.
-BPG_AVX512 void transpose_16(__m512 *r) {
-    __m512 t[16], u[16];
-    for (int i = 0; i < 16; i += 2) t[i] = lo32(r[i], r[i + 1]), t[i + 1] = hi32(r[i], r[i + 1]);
-    // u[4g + j]: in 128-bit block q, rows 4g..4g+3 of lane 4q + j.
-    for (int g = 0; g < 16; g += 4) {
-        u[g] = lo64(t[g], t[g + 2]), u[g + 1] = hi64(t[g], t[g + 2]);
-        u[g + 2] = lo64(t[g + 1], t[g + 3]), u[g + 3] = hi64(t[g + 1], t[g + 3]);
-    }
-    // Then the 4x4 transpose of 128-bit blocks across the row groups.
-    for (int j = 0; j < 4; ++j) {
-        const __m512 v0 = blocks<0x44>(u[j], u[4 + j]), v1 = blocks<0xee>(u[j], u[4 + j]),
-                     v2 = blocks<0x44>(u[8 + j], u[12 + j]), v3 = blocks<0xee>(u[8 + j], u[12 + j]);
-        r[j] = blocks<0x88>(v0, v2), r[4 + j] = blocks<0xdd>(v0, v2);
-        r[8 + j] = blocks<0x88>(v1, v3), r[12 + j] = blocks<0xdd>(v1, v3);
-    }
-}
 
 // f32 lanes 0-7 (half 0) or 8-15 (half 1) of v as f64.
 template <int Half> BPG_AVX512 __m512d f64_half(__m512 v) {
@@ -56,7 +25,7 @@ template <int Half> BPG_AVX512 __m512d f64_half(__m512 v) {
 BPG_AVX512 void in_order_sums_16(const float (*s)[lanes], int n, double *t) {
     __m512 r[16];
     for (int i = 0; i < 16; ++i) r[i] = i < n ? _mm512_load_ps(s[i]) : _mm512_setzero_ps();
-    transpose_16(r);
+    transpose16(r);
     __m512d lo = _mm512_setzero_pd(), hi = lo;
     for (int l = 0; l < lanes; ++l)
         lo = _mm512_add_pd(lo, f64_half<0>(r[l])), hi = _mm512_add_pd(hi, f64_half<1>(r[l]));
