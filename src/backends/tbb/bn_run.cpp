@@ -12,6 +12,7 @@
 #include "backends/tbb/bn_kernels.hpp"
 #include "backends/tbb/bn_plan.hpp"
 #include "backends/tbb/bn_relu_mask.hpp"
+#include "backends/tbb/kernel_attributes.hpp"
 #include "backends/tbb/nontemporal.hpp"
 #include "backends/tbb/parallel.hpp"
 #include "backends/tbb/size_thresholds.hpp"
@@ -80,6 +81,26 @@ void store_doubles(void *base, data_type dt, const std::vector<int64_t> &off, in
         for (int64_t k = k0; k < k1; ++k) f[off[size_t(k)]] = float(v[k]);
     } else {
         for (int64_t k = k0; k < k1; ++k) core::store_from_double(base, dt, off[size_t(k)], v[k]);
+    }
+}
+
+// 1/sqrt(var + eps) of channels [k0, k1), var read from inv in place.
+BPG_CLONES void inv_stds(double *__restrict inv, double eps, int64_t k0, int64_t k1) {
+    for (int64_t k = k0; k < k1; ++k) inv[k] = kernels::bn_inv_std(inv[k], eps);
+}
+
+// The folded pass-2 coefficients of channels [k0, k1) (kernels/bn_math.hpp),
+// rounded to float; plain arrays so that the loop vectorizes.
+struct channel_math {
+    const double *__restrict gamma, *__restrict inv, *__restrict db, *__restrict dg;
+    float *__restrict a, *__restrict c2, *__restrict c0;
+};
+BPG_CLONES void fold_coefficients(const channel_math &c, double m, bool global_stats, int64_t k0, int64_t k1) {
+    const double *__restrict gamma = c.gamma, *__restrict inv = c.inv, *__restrict db = c.db, *__restrict dg = c.dg;
+    float *__restrict a = c.a, *__restrict c2 = c.c2, *__restrict c0 = c.c0;
+    for (int64_t k = k0; k < k1; ++k) {
+        const auto folded = kernels::bn_fold(kernels::bn_coeffs(gamma[k], inv[k], db[k], dg[k], m, global_stats), inv[k]);
+        a[k] = float(folded.a), c2[k] = float(folded.c2), c0[k] = float(folded.c0);
     }
 }
 
@@ -166,8 +187,7 @@ struct bn_execution {
             for (int64_t k = k0; k < k1; ++k) w.cf.mean[size_t(k)] = float(w.mean[k]);
             if (variance) {
                 load_doubles(b.at(p.var_id), p.var_dt, p.var_off, k0, k1, w.inv);
-                const double eps = double(p.epsilon);
-                for (int64_t k = k0; k < k1; ++k) w.inv[k] = kernels::bn_inv_std(w.inv[k], eps);
+                inv_stds(w.inv, double(p.epsilon), k0, k1);
             }
             if (p.has_gamma) load_doubles(b.at(p.gamma_id), p.gamma_dt, p.gamma_off, k0, k1, w.gamma);
             else std::fill(w.gamma + k0, w.gamma + k1, 1.0);
@@ -247,15 +267,9 @@ struct bn_execution {
     void finish_channels(int64_t k0, int64_t k1) {
         // With use_global_stats the coefficients do not read diff_gamma.
         if (!p.global_stats) diff_gammas(k0, k1);
-        const bool global = p.global_stats;
-        const double m = double(p.M);
-        for (int64_t k = k0; k < k1; ++k) {
-            const double inv = w.inv[k];
-            const auto folded = kernels::bn_fold(kernels::bn_coeffs(w.gamma[k], inv, w.db[k], w.dg[k], m, global), inv);
-            w.cf.a[size_t(k)] = float(folded.a), w.cf.c2[size_t(k)] = float(folded.c2),
-            w.cf.c0[size_t(k)] = float(folded.c0);
-        }
-        if (global) return;
+        fold_coefficients({w.gamma, w.inv, w.db, w.dg, w.cf.a.data(), w.cf.c2.data(), w.cf.c0.data()}, double(p.M),
+                p.global_stats, k0, k1);
+        if (p.global_stats) return;
         for (int64_t k = k0; k < k1; ++k) {
             const size_t i = size_t(k);
             const bool finite = std::isfinite(w.inv[k]) && std::isfinite(w.cf.a[i]) && std::isfinite(w.cf.c2[i]) &&
