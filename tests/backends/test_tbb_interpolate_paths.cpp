@@ -606,5 +606,67 @@ TEST(TbbInterpolatePaths, ColumnPrefetch) {
             "interpolate:channels_last_levels_nd:converted_ring:batch=1:cached");
 }
 
+// ---- issue 25: 16-bit downsampling, align_corners, channels-last short rows ----
+
+// diff_src of a case on `threads` threads, from full-mantissa diff_dst,
+// after checking the path it takes.
+std::vector<uint32_t> bits_on(const interp_case &c, int threads, const std::string &path) {
+    size_t n = 1;
+    for (int64_t d : c.dst) n *= size_t(d);
+    std::vector<float> out;
+    with_default_threads(threads, [&] {
+        EXPECT_EQ(compile_interp_case(c, backend_kind::tbb).get_kernel_path(), path);
+        out = run_interp(c, backend_kind::tbb, full_mantissas(n, 5));
+    });
+    return bits_of(out);
+}
+
+// 16-bit planar 2-D gradient of downsampling, a large diff_src: the rows
+// narrowed in registers and streamed. Planes of 120 and 98 values start
+// anywhere within a line, so both partial ends are taken. The bits are
+// those of the cached store (thresholds as built) on 1 and 3 threads.
+TEST(TbbInterpolatePaths, StoreNontemporalNarrowed) {
+    REQUIRE_AVX512F();
+    struct form {
+        dims src, dst;
+        const char *mode, *coord, *levels;
+    };
+    const form forms[] = {
+            {{10, 12}, {5, 6}, "linear", "half_pixel", "planar_rows_then_gather_2d:converted_tile:batch=task"},
+            {{10, 12}, {5, 6}, "linear", "align_corners", "planar_rows_then_gather_2d:converted_tile:batch=task"},
+            {{10, 12}, {5, 6}, "linear", "asymmetric", "planar_rows_then_gather_2d:converted_tile:batch=task"},
+            {{14, 7}, {7, 3}, "nearest", "half_pixel", "planar_rows_then_gather_2d:converted_tile:batch=task"},
+            // Axis 0 downsampled, axis 1 2x upsampled: the fused stride-2 pass.
+            {{16, 7}, {4, 14}, "linear", "half_pixel", "planar_fused_row_gather_2d:converted_in_registers:batch=8"},
+            {{16, 7}, {4, 14}, "linear", "pytorch_half_pixel",
+                    "planar_fused_row_gather_2d:converted_in_registers:batch=8"},
+    };
+    for (data_type dt : {bf16, f16})
+        for (const form &f : forms)
+            for (layout l : {layout::ncx, layout::nxc}) {
+                interp_case c = make_case(l, dt, l == layout::nxc ? 9 : 3, l == layout::nxc ? 1 : 5, f.src, f.dst, f.mode);
+                c.coord = f.coord;
+                const std::string base = std::string("interpolate:") + f.levels;
+                const std::vector<uint32_t> cached = bits_on(c, 3, base + ":cached");
+                const lowered_thresholds large(all_large);
+                expect_path(c, base + ":nontemporal_narrowed", 3);
+                EXPECT_EQ(bits_on(c, 1, base + ":nontemporal_narrowed"), cached) << c.name();
+                EXPECT_EQ(bits_on(c, 3, base + ":nontemporal_narrowed"), cached) << c.name();
+            }
+    const lowered_thresholds large(all_large);
+    for (data_type dt : {bf16, f16}) {
+        // Upsampling (diff_src smaller than diff_dst) and channels-last
+        // strides stay cached.
+        expect_path(make_case(layout::ncx, dt, 2, 3, {5, 6}, {10, 12}),
+                "interpolate:planar_fused_row_gather_2d:converted_tile:batch=8:cached");
+        expect_path(make_case(layout::ncx_channels_last, dt, 2, 3, {10, 12}, {5, 6}),
+                "interpolate:channels_last_levels_2d:converted_ring:batch=1:cached");
+        // diff_src rows with gaps between them stay cached.
+        interp_case gaps = make_case(layout::ncx, dt, 2, 3, {10, 12}, {5, 6});
+        gaps.src_strides = padded_strides(gaps.src, 2);
+        expect_path(gaps, "interpolate:planar_rows_then_gather_2d:converted_tile:batch=task:cached");
+    }
+}
+
 } // namespace
 } // namespace bpg::test

@@ -130,12 +130,18 @@ double bytes_of(const interp_plan &p, const std::array<int64_t, 4> &spatial) {
 }
 
 interp_store store_of(const interp_plan &p) {
-    if (p.dt != data_type::f32 || p.nsp == 1) return interp_store::cached;
-    if (bytes_of(p, p.in) < double(size_threshold(interp_nontemporal_min_bytes))) return interp_store::cached;
+    if (p.nsp == 1 || bytes_of(p, p.in) < double(size_threshold(interp_nontemporal_min_bytes)))
+        return interp_store::cached;
     int64_t ds_plane = 1, dd_plane = 1;
     for (int k = 0; k < p.nsp; ++k) {
         ds_plane *= p.in[size_t(k)];
         dd_plane *= p.out[size_t(k)];
+    }
+    if (p.dt != data_type::f32) {
+        // 16-bit planar 2-D, the gradient of downsampling: rows contiguous in
+        // diff_src, so that a batch of them streams as one run.
+        const bool streams = planar_2d(p) && has_avx512f() && ds_plane >= dd_plane && p.ds_sp[0] == p.in[1];
+        return streams ? interp_store::nontemporal_narrowed : interp_store::cached;
     }
     // Channels-last: each contiguous row of the last level.
     if (p.channels_last) return p.ds_sp[size_t(p.nsp - 1)] == p.run ? interp_store::nontemporal : interp_store::cached;
@@ -193,6 +199,7 @@ std::string to_string(interp_store s) {
         case interp_store::cached: return "cached";
         case interp_store::nontemporal: return "nontemporal";
         case interp_store::nontemporal_gather: return "nontemporal_gather";
+        case interp_store::nontemporal_narrowed: return "nontemporal_narrowed";
     }
     return "?";
 }

@@ -84,6 +84,9 @@ enum class interp_store {
     // Planar 2-D f32 with the AVX-512 slot gather: the gather writes whole
     // aligned vectors of each plane past the caches itself.
     nontemporal_gather,
+    // 16-bit planar 2-D: each batch of f32 rows narrowed in registers and
+    // streamed in whole lines (narrow_stream.hpp), the ends in plain stores.
+    nontemporal_narrowed,
 };
 
 struct interp_plan {
