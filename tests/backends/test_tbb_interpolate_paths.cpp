@@ -549,11 +549,12 @@ TEST(TbbInterpolatePaths, StoreCached) {
 
 TEST(TbbInterpolatePaths, StoreNontemporal) {
     const lowered_thresholds large(all_large);
-    expect_path(make_case(layout::nxc, f32, 2, 3, {5, 7}, {10, 14}),
-            "interpolate:channels_last_levels_2d:f32:batch=4:nontemporal");
+    // (The levels' gradients of upsampling stay cached: ChannelsLastLevelsUpsamplingCached.)
+    expect_path(make_case(layout::nxc, f32, 2, 3, {10, 14}, {5, 14}),
+            "interpolate:channels_last_levels_2d:f32:batch=1:nontemporal");
     expect_path(make_case(layout::ncx_channels_last, f32, 2, 3, {10, 14}, {5, 7}),
             "interpolate:channels_last_levels_2d:f32:batch=1:nontemporal");
-    expect_path(padded_diff_dst(make_case(layout::nxc, f32, 2, 3, {5, 7}, {9, 4}), 1),
+    expect_path(padded_diff_dst(make_case(layout::nxc, f32, 2, 3, {5, 7}, {4, 4}), 1),
             "interpolate:channels_last_levels_2d:f32_strided:batch=1:nontemporal");
     expect_path(make_case(layout::nxc, f32, 1, 3, {3, 4, 5}, {6, 8, 10}),
             "interpolate:channels_last_levels_nd:f32:batch=4:nontemporal:column_prefetch");
@@ -666,6 +667,39 @@ TEST(TbbInterpolatePaths, StoreNontemporalNarrowed) {
         gaps.src_strides = padded_strides(gaps.src, 2);
         expect_path(gaps, "interpolate:planar_rows_then_gather_2d:converted_tile:batch=task:cached");
     }
+}
+
+// Channels-last levels (staged rows), the gradient of upsampling: diff_src
+// smaller than diff_dst is written with ordinary stores (the stage's copy
+// cost more than it saved) and level 0 prefetches nothing; the results are
+// the reference's, the same bits on 1 and 3 threads. Downsampling keeps
+// both.
+TEST(TbbInterpolatePaths, ChannelsLastLevelsUpsamplingCached) {
+    const lowered_thresholds large(all_large);
+    for (const char *coord : {"align_corners", "half_pixel", "asymmetric", "pytorch_half_pixel"})
+        for (layout l : {layout::nxc, layout::ncx_channels_last}) {
+            interp_case c = make_case(l, f32, 2, 3, {5, 7}, {10, 14});
+            c.coord = coord;
+            const std::string batch = std::string(coord) == "asymmetric" ? "1" : "4"; // 2x linear interiors
+            const std::string path = "interpolate:channels_last_levels_2d:f32:batch=" + batch + ":cached";
+            expect_path(c, path, 3);
+            EXPECT_EQ(bits_on(c, 1, path), bits_on(c, 3, path)) << c.name();
+        }
+    expect_path(padded_diff_dst(make_case(layout::nxc, f32, 2, 3, {5, 7}, {9, 4}), 1),
+            "interpolate:channels_last_levels_2d:f32_strided:batch=1:cached");
+    // 16-bit slices converted into the ring, without the prefetch too.
+    for (data_type dt : {bf16, f16})
+        for (layout l : {layout::nxc, layout::ncx_channels_last}) {
+            interp_case c = make_case(l, dt, 2, 3, {5, 7}, {10, 14});
+            c.coord = "align_corners";
+            const std::string path = "interpolate:channels_last_levels_2d:converted_ring:batch=1:cached";
+            expect_path(c, path, 3);
+            EXPECT_EQ(bits_on(c, 1, path), bits_on(c, 3, path)) << c.name();
+        }
+    // Not the fused runs, which stream from the registers.
+    if (tbb_backend::has_avx512f())
+        expect_path(make_case(layout::nxc, f32, 2, 32, {5, 7}, {10, 14}),
+                "interpolate:channels_last_fused_runs_2d:f32:batch=1:nontemporal");
 }
 
 } // namespace

@@ -143,8 +143,15 @@ interp_store store_of(const interp_plan &p) {
         const bool streams = planar_2d(p) && has_avx512f() && ds_plane >= dd_plane && p.ds_sp[0] == p.in[1];
         return streams ? interp_store::nontemporal_narrowed : interp_store::cached;
     }
-    // Channels-last: each contiguous row of the last level.
-    if (p.channels_last) return p.ds_sp[size_t(p.nsp - 1)] == p.run ? interp_store::nontemporal : interp_store::cached;
+    // Channels-last: each contiguous row of the last level. The levels
+    // stage each row and copy it out: where diff_src is smaller than
+    // diff_dst (the gradient of upsampling) the copy costs more than the
+    // reads for ownership it saves.
+    if (p.channels_last) {
+        const bool staged_upsampling = p.nsp == 2 && p.levels == interp_levels::channels_last_levels_2d && ds_plane < dd_plane;
+        return p.ds_sp[size_t(p.nsp - 1)] == p.run && !staged_upsampling ? interp_store::nontemporal
+                                                                         : interp_store::cached;
+    }
     // Planar 2-D: whole dense planes at least as large as diff_dst's (the
     // gradient of downsampling; upsampling's output, a quarter of its input,
     // gains nothing), one task per plane.
@@ -224,7 +231,12 @@ void choose_interp_path(interp_plan &p) {
     // 2-D rows read from diff_dst are prefetched (in 3-D those are whole
     // slices, where it was slower); fused runs prefetch only the rows new to
     // each input, a shorter way ahead.
-    if (p.nsp == 2 && p.source != interp_source::f32_strided && p.levels != interp_levels::planar_small_planes_2d)
+    // Channels-last levels: not where axis 0 is upsampled (an input reads
+    // several whole new slices at once, and their burst of prefetches held
+    // up its own loads).
+    const bool upsampled_slices = p.levels == interp_levels::channels_last_levels_2d && p.out[0] > p.in[0];
+    if (p.nsp == 2 && p.source != interp_source::f32_strided && p.levels != interp_levels::planar_small_planes_2d
+            && !upsampled_slices)
         p.prefetch_bytes0 = p.levels == interp_levels::channels_last_fused_runs_2d ? fused_runs_prefetch_bytes
                                                                                    : prefetch_ahead_bytes;
     if (p.nsp >= 3 && p.source == interp_source::f32
