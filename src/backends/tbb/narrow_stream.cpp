@@ -1,3 +1,5 @@
+// narrow_lanes (row_io's AVX-512 narrowing, convert_rows.hpp) and narrow_stream:
+// f32 narrowed to 16-bit in registers, stored plain or past the caches.
 #include "backends/tbb/narrow_stream.hpp"
 
 #include <algorithm>
@@ -5,6 +7,7 @@
 #include <immintrin.h>
 
 #include "backends/tbb/convert_lanes.hpp"
+#include "backends/tbb/cpu.hpp"
 
 namespace bpg::tbb_backend {
 
@@ -19,6 +22,12 @@ typedef long long v4di __attribute__((vector_size(32)));
 template <typename T> __attribute__((target("avx512f"), always_inline)) inline void narrow_plain(const float *s, T *d, int64_t n) {
     const __mmask16 m = n >= 16 ? __mmask16(0xffff) : __mmask16((1u << n) - 1u);
     convert16::store_first(d, _mm512_maskz_loadu_ps(m, s), n);
+}
+
+template <typename T> __attribute__((target("avx512f"))) void narrow_lanes_avx512(const float *s, T *d, int64_t n) {
+    int64_t k = 0;
+    for (; k + 16 <= n; k += 16) convert16::store16(d + k, _mm512_loadu_ps(s + k));
+    if (k < n) narrow_plain(s + k, d + k, n - k);
 }
 
 template <typename T> __attribute__((target("avx512f"))) void narrow_stream_avx512(const float *s, T *d, int64_t n) {
@@ -36,6 +45,10 @@ template <typename T> __attribute__((target("avx512f"))) void narrow_stream_avx5
 }
 
 } // namespace
+
+bool narrow_lanes_available() { return has_avx512f(); }
+void narrow_lanes(const float *s, bf16_t *d, int64_t n) { narrow_lanes_avx512(s, d, n); }
+void narrow_lanes(const float *s, f16_t *d, int64_t n) { narrow_lanes_avx512(s, d, n); }
 
 void narrow_stream(const float *s, bf16_t *d, int64_t n) { narrow_stream_avx512(s, d, n); }
 void narrow_stream(const float *s, f16_t *d, int64_t n) { narrow_stream_avx512(s, d, n); }
