@@ -141,7 +141,9 @@ interp_store store_of(const interp_plan &p) {
         // 16-bit planar 2-D, the gradient of downsampling: rows contiguous in
         // diff_src, so that a batch of them streams as one run.
         const bool streams = planar_2d(p) && has_avx512f() && ds_plane >= dd_plane && p.ds_sp[0] == p.in[1];
-        return streams ? interp_store::nontemporal_narrowed : interp_store::cached;
+        if (!streams) return interp_store::cached;
+        return p.dt == data_type::bf16 && has_avx512_bf16() ? interp_store::nontemporal_narrowed_bf16_hw
+                                                             : interp_store::nontemporal_narrowed;
     }
     // Channels-last: each contiguous row of the last level. The levels
     // stage each row and copy it out: where diff_src is smaller than
@@ -207,6 +209,7 @@ std::string to_string(interp_store s) {
         case interp_store::nontemporal: return "nontemporal";
         case interp_store::nontemporal_gather: return "nontemporal_gather";
         case interp_store::nontemporal_narrowed: return "nontemporal_narrowed";
+        case interp_store::nontemporal_narrowed_bf16_hw: return "nontemporal_narrowed_bf16_hw";
     }
     return "?";
 }

@@ -87,6 +87,9 @@ enum class interp_store {
     // 16-bit planar 2-D: each batch of f32 rows narrowed in registers and
     // streamed in whole lines (narrow_stream.hpp), the ends in plain stores.
     nontemporal_narrowed,
+    // The same, bf16 rounded by vcvtneps2bf16 where the CPU has AVX512_BF16
+    // (the integer rounding held up the streaming loop).
+    nontemporal_narrowed_bf16_hw,
 };
 
 struct interp_plan {

@@ -261,6 +261,9 @@ template <typename T> struct task {
     // r * row_stride, in one conversion when they are contiguous there.
     BPG_ALWAYS_INLINE void store_rows(int64_t nrows, T *dst, int64_t row_stride) {
         const int64_t w = p.axes[size_t(p.nsp - 1)].in;
+        if constexpr (std::is_same_v<T, bf16_t>)
+            if (p.store == interp_store::nontemporal_narrowed_bf16_hw && row_stride == w)
+                return narrow_stream_bf16_hw(s.out.data(), dst, nrows * w);
         if constexpr (!std::is_same_v<T, float>)
             if (p.store == interp_store::nontemporal_narrowed && row_stride == w)
                 return narrow_stream(s.out.data(), dst, nrows * w);
@@ -511,6 +514,9 @@ BPG_ALWAYS_INLINE void run_tasks(const interp_plan &p, scratch &s, const T *dd, 
         k.run(std::min(in0, b * units / parts * p.split_unit), std::min(in0, (b + 1) * units / parts * p.split_unit));
         out.finish();
     }
+    // Once a task, not once a streamed run.
+    if (p.store == interp_store::nontemporal_narrowed || p.store == interp_store::nontemporal_narrowed_bf16_hw)
+        store_fence();
 }
 
 BPG_CLONES void run_tasks_f32(const interp_plan &p, scratch &s, const void *dd, void *ds, int64_t t0, int64_t t1) {

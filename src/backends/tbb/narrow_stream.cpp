@@ -30,18 +30,36 @@ template <typename T> __attribute__((target("avx512f"))) void narrow_lanes_avx51
     if (k < n) narrow_plain(s + k, d + k, n - k);
 }
 
-template <typename T> __attribute__((target("avx512f"))) void narrow_stream_avx512(const float *s, T *d, int64_t n) {
+// bf16 by AVX512_BF16's vcvtneps2bf16 (inline asm: built for AVX512F
+// only). It reads denormals as zero, so a vector holding one takes the
+// integer formula: the same bits either way (round to nearest even, NaN
+// quieted alike).
+__attribute__((target("avx512f"), always_inline)) inline __m256i narrow_hw(__m512 v) {
+    const __m512i u = _mm512_castps_si512(v);
+    const __mmask16 denormal = _mm512_mask_test_epi32_mask(
+            _mm512_testn_epi32_mask(u, _mm512_set1_epi32(0x7f800000)), u, _mm512_set1_epi32(0x007fffff));
+    if (__builtin_expect(denormal != 0, 0)) return convert16::narrow(v, static_cast<const bf16_t *>(nullptr));
+    __m256i h;
+    asm("vcvtneps2bf16 %1, %0" : "=v"(h) : "v"(v));
+    return h;
+}
+
+template <typename T, bool HW> __attribute__((target("avx512f"), always_inline)) inline __m256i narrow16(__m512 v, T *d) {
+    if constexpr (HW) return narrow_hw(v);
+    else return convert16::narrow(v, d);
+}
+
+template <typename T, bool HW = false> __attribute__((target("avx512f"))) void narrow_stream_avx512(const float *s, T *d, int64_t n) {
     // Values up to the first 64-byte line of d (d is 2-byte aligned).
     const int64_t head = std::min<int64_t>(n, int64_t((64 - reinterpret_cast<uintptr_t>(d) % 64) % 64) / 2);
     for (int64_t k = 0; k < head; k += 16) narrow_plain(s + k, d + k, std::min<int64_t>(16, head - k));
     s += head, d += head, n -= head;
     for (; n >= 32; n -= 32, s += 32, d += 32) {
-        const v4di lo = v4di(convert16::narrow(_mm512_loadu_ps(s), d));
-        const v4di hi = v4di(convert16::narrow(_mm512_loadu_ps(s + 16), d));
+        const v4di lo = v4di(narrow16<T, HW>(_mm512_loadu_ps(s), d));
+        const v4di hi = v4di(narrow16<T, HW>(_mm512_loadu_ps(s + 16), d));
         _mm512_stream_si512(reinterpret_cast<__m512i *>(d), __m512i(__builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7)));
     }
     for (int64_t k = 0; k < n; k += 16) narrow_plain(s + k, d + k, std::min<int64_t>(16, n - k));
-    _mm_sfence(); // the streamed lines are visible before the task ends
 }
 
 } // namespace
@@ -50,7 +68,10 @@ bool narrow_lanes_available() { return has_avx512f(); }
 void narrow_lanes(const float *s, bf16_t *d, int64_t n) { narrow_lanes_avx512(s, d, n); }
 void narrow_lanes(const float *s, f16_t *d, int64_t n) { narrow_lanes_avx512(s, d, n); }
 
+void store_fence() { _mm_sfence(); }
+
 void narrow_stream(const float *s, bf16_t *d, int64_t n) { narrow_stream_avx512(s, d, n); }
+void narrow_stream_bf16_hw(const float *s, bf16_t *d, int64_t n) { narrow_stream_avx512<bf16_t, true>(s, d, n); }
 void narrow_stream(const float *s, f16_t *d, int64_t n) { narrow_stream_avx512(s, d, n); }
 
 } // namespace bpg::tbb_backend
