@@ -239,10 +239,14 @@ void choose_interp_path(interp_plan &p) {
     // up its own loads).
     // Nor for planar 16-bit rows read in registers: the prefetches of each
     // input's new rows stalled on the misses already in flight.
+    // Nor for fused runs over a diff_dst that stays in the cache between
+    // runs: the prefetches only took issue slots.
     const bool upsampled_slices = p.levels == interp_levels::channels_last_levels_2d && p.out[0] > p.in[0];
     const bool rows_in_registers = !p.channels_last && p.source == interp_source::converted_in_registers;
+    const bool cached_runs = p.levels == interp_levels::channels_last_fused_runs_2d
+            && bytes_of(p, p.out) < double(size_threshold(fused_runs_prefetch_min_bytes));
     if (p.nsp == 2 && p.source != interp_source::f32_strided && p.levels != interp_levels::planar_small_planes_2d
-            && !upsampled_slices && !rows_in_registers)
+            && !upsampled_slices && !rows_in_registers && !cached_runs)
         p.prefetch_bytes0 = p.levels == interp_levels::channels_last_fused_runs_2d ? fused_runs_prefetch_bytes
                                                                                    : prefetch_ahead_bytes;
     if (p.nsp >= 3 && p.source == interp_source::f32

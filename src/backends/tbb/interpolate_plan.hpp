@@ -165,6 +165,8 @@ constexpr int64_t interp_nontemporal_min_bytes = int64_t(8) << 20;
 // Level-0 prefetch distances (bench/NOTES.md).
 constexpr int64_t prefetch_ahead_bytes = int64_t(8) << 10;
 constexpr int64_t fused_runs_prefetch_bytes = int64_t(4) << 10;
+// diff_dst from which the fused runs prefetch at all (below, it is in the cache).
+constexpr int64_t fused_runs_prefetch_min_bytes = int64_t(8) << 20;
 
 // Empty string and a filled plan when the kernel runs the problem; else why not.
 // Runs in the partition's thread context (tasks_at_once()).
