@@ -144,9 +144,12 @@ void choose_bn_path(bn_plan &p) {
     p.avx512 = has_avx512f();
     // (local_sums writes no diff_src.)
     const int64_t bytes = core::ends_with_sums(p.part) ? 0 : p.A * p.K * p.B * int64_t(size_of(p.dt));
-    p.store = bytes >= size_threshold(bn_nontemporal_min_bytes) ? bn_store::nontemporal : bn_store::cached;
     p.channels_per_task = p.planar ? bn::channels_per_task(p) : 1;
     p.schedule = schedule_of(p);
+    const bool channels_last_sweeps = !p.planar && p.schedule == bn_schedule::two_sweeps;
+    const int64_t nontemporal_min =
+            channels_last_sweeps ? bn_channels_last_nontemporal_min_bytes : bn_nontemporal_min_bytes;
+    p.store = bytes >= size_threshold(nontemporal_min) ? bn_store::nontemporal : bn_store::cached;
     const bool sums = p.schedule != bn_schedule::global_update && p.schedule != bn_schedule::from_sums;
     const bool update = p.schedule != bn_schedule::global_sums && p.schedule != bn_schedule::local_sums;
     p.sums = !sums                                             ? bn_loops::none

@@ -117,6 +117,10 @@ struct bn_plan {
 // one task (tests lower both, see size_thresholds.hpp); the largest working
 // memory taken on the stack.
 constexpr int64_t bn_nontemporal_min_bytes = int64_t(8) << 20;
+// The same for channels-last two_sweeps: pass 2 comes after a sweep over all
+// of src and diff_dst, so a diff_src past the L2s gains nothing from cached
+// stores but their reads for ownership.
+constexpr int64_t bn_channels_last_nontemporal_min_bytes = int64_t(4) << 20;
 constexpr int64_t bn_one_task_max_bytes = int64_t(32) << 10;
 constexpr int64_t bn_stack_scratch_bytes = int64_t(4) << 10;
 
