@@ -100,6 +100,19 @@ void expect_same_bits(const outputs &got, const outputs &want, const char *what)
         EXPECT_EQ(0, std::memcmp(v.data(), want.at(id).data(), v.size() * 4)) << what << ", output " << id;
 }
 
+// The case on inputs with full mantissas (seed): within the reference's
+// tolerance on 1 thread, the same bits on 3 threads and on the generic loops.
+void expect_reference_and_same_bits(const bn_case &c, uint32_t seed) {
+    auto in = bn_inputs(c, seed);
+    widen_mantissas(in);
+    outputs one, three;
+    with_default_threads(1, [&] { one = run_bn(c, backend_kind::tbb, in); });
+    with_default_threads(3, [&] { three = run_bn(c, backend_kind::tbb, in); });
+    expect_bn_close(one, run_bn(c, backend_kind::ref, in), c);
+    expect_same_bits(one, three, "3 threads");
+    expect_same_bits(one, run_generic(c, in), "generic");
+}
+
 // The channel_groups path of the short_rows AVX-512 loops up to the store
 // policy: bf16 pass 2 rounds with AVX512_BF16 where the CPU has it.
 std::string short_rows_path(data_type dt) {
@@ -305,14 +318,7 @@ TEST(TbbBatchNormPaths, ShortRowsEveryRowEndAvx512) {
                 c.relu = into;
                 SCOPED_TRACE(c.name());
                 EXPECT_EQ(compile_bn_case(c, backend_kind::tbb).get_kernel_path(), short_rows_path(dt) + "cached");
-                auto in = bn_inputs(c, seed++);
-                widen_mantissas(in);
-                outputs one, three;
-                with_default_threads(1, [&] { one = run_bn(c, backend_kind::tbb, in); });
-                with_default_threads(3, [&] { three = run_bn(c, backend_kind::tbb, in); });
-                expect_bn_close(one, run_bn(c, backend_kind::ref, in), c);
-                expect_same_bits(one, three, "3 threads");
-                expect_same_bits(one, run_generic(c, in), "generic");
+                expect_reference_and_same_bits(c, seed++);
             }
 }
 
@@ -416,14 +422,7 @@ TEST(TbbBatchNormPaths, ChannelsLastBf16HardwareRounding) {
                     EXPECT_EQ(path, "bn:two_sweeps:sums=" + sc.sums + ":update=" + channels_last_update(dt, sc.update) + ":"
                                     + (sc.large ? "nontemporal" : "cached"));
                 else EXPECT_EQ(path.find("bf16"), std::string::npos);
-                auto in = bn_inputs(c, seed++);
-                widen_mantissas(in);
-                outputs one, three;
-                with_default_threads(1, [&] { one = run_bn(c, backend_kind::tbb, in); });
-                with_default_threads(3, [&] { three = run_bn(c, backend_kind::tbb, in); });
-                expect_bn_close(one, run_bn(c, backend_kind::ref, in), c);
-                expect_same_bits(one, three, "3 threads");
-                expect_same_bits(one, run_generic(c, in), "generic");
+                expect_reference_and_same_bits(c, seed++);
             }
 }
 
