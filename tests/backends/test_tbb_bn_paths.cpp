@@ -100,12 +100,32 @@ void expect_same_bits(const outputs &got, const outputs &want, const char *what)
         EXPECT_EQ(0, std::memcmp(v.data(), want.at(id).data(), v.size() * 4)) << what << ", output " << id;
 }
 
+// The case on inputs with full mantissas (seed): within the reference's
+// tolerance on 1 thread, the same bits on 3 threads and on the generic loops.
+void expect_reference_and_same_bits(const bn_case &c, uint32_t seed) {
+    auto in = bn_inputs(c, seed);
+    widen_mantissas(in);
+    outputs one, three;
+    with_default_threads(1, [&] { one = run_bn(c, backend_kind::tbb, in); });
+    with_default_threads(3, [&] { three = run_bn(c, backend_kind::tbb, in); });
+    expect_bn_close(one, run_bn(c, backend_kind::ref, in), c);
+    expect_same_bits(one, three, "3 threads");
+    expect_same_bits(one, run_generic(c, in), "generic");
+}
+
 // The channel_groups path of the short_rows AVX-512 loops up to the store
 // policy: bf16 pass 2 rounds with AVX512_BF16 where the CPU has it.
 std::string short_rows_path(data_type dt) {
     const bool hw = dt == data_type::bf16 && tbb_backend::has_avx512_bf16();
     return std::string("bn:channel_groups:sums=short_rows_avx512:update=")
             + (hw ? "short_rows_bf16_avx512:" : "short_rows_avx512:");
+}
+
+// Channels-last pass-2 loops `avx512` ("wide_avx512", "register_blocks_avx512")
+// as the plan names them for dt: bf16 rounds with AVX512_BF16 where the CPU has it.
+std::string channels_last_update(data_type dt, const std::string &avx512) {
+    if (dt != data_type::bf16 || !tbb_backend::has_avx512_bf16()) return avx512;
+    return avx512.substr(0, avx512.size() - 6) + "bf16_avx512";
 }
 
 TEST(TbbBatchNormPaths, ZeroSized) {
@@ -199,13 +219,15 @@ TEST(TbbBatchNormPaths, ChannelsLastAvx512) {
             {"bn:two_sweeps:sums=register_blocks:update=register_blocks:cached", make({2, 32, 5, 7}, data_type::f32, true)},
             {"bn:two_sweeps:sums=register_blocks:update=register_blocks_avx512:nontemporal",
                     make({2, 64, 5, 7}, data_type::f32, true), true},
-            {"bn:two_sweeps:sums=register_blocks_avx512:update=wide_avx512:cached",
+            {"bn:two_sweeps:sums=register_blocks_avx512:update=" + channels_last_update(data_type::bf16, "wide_avx512")
+                            + ":cached",
                     make({2, 32, 5, 7}, data_type::bf16, true)},
             {"bn:two_sweeps:sums=register_blocks_avx512:update=register_blocks_avx512:nontemporal",
                     make({2, 16, 9, 8}, data_type::f16, true), true},
             {"bn:two_sweeps:sums=wide_avx512:update=wide_avx512:cached", make({2, 80, 3, 5}, data_type::f32, true)},
-            {"bn:two_sweeps:sums=wide_avx512:update=wide_avx512:nontemporal", make({2, 112, 3, 5}, data_type::bf16, true),
-                    true},
+            {"bn:two_sweeps:sums=wide_avx512:update=" + channels_last_update(data_type::bf16, "wide_avx512")
+                            + ":nontemporal",
+                    make({2, 112, 3, 5}, data_type::bf16, true), true},
             {"bn:two_sweeps:sums=narrow_avx512:update=narrow_avx512:cached", make({2, 3, 9, 7}, data_type::f32, true)},
             {"bn:two_sweeps:sums=narrow_avx512:update=narrow_avx512:nontemporal",
                     relu(make({3, 5, 17, 9}, data_type::f16, true), 1), true},
@@ -296,14 +318,7 @@ TEST(TbbBatchNormPaths, ShortRowsEveryRowEndAvx512) {
                 c.relu = into;
                 SCOPED_TRACE(c.name());
                 EXPECT_EQ(compile_bn_case(c, backend_kind::tbb).get_kernel_path(), short_rows_path(dt) + "cached");
-                auto in = bn_inputs(c, seed++);
-                widen_mantissas(in);
-                outputs one, three;
-                with_default_threads(1, [&] { one = run_bn(c, backend_kind::tbb, in); });
-                with_default_threads(3, [&] { three = run_bn(c, backend_kind::tbb, in); });
-                expect_bn_close(one, run_bn(c, backend_kind::ref, in), c);
-                expect_same_bits(one, three, "3 threads");
-                expect_same_bits(one, run_generic(c, in), "generic");
+                expect_reference_and_same_bits(c, seed++);
             }
 }
 
@@ -366,6 +381,82 @@ TEST(TbbBatchNormPaths, ShortRowsBf16HardwareRoundingKeepsTheBits) {
             expect_same_bits(one, three, "3 threads");
             expect_same_bits(one, generic, "generic");
         }
+}
+
+} // namespace
+} // namespace bpg::test
+
+namespace bpg::test {
+namespace {
+
+// Channels-last pass 2 with bf16 rounded by AVX512_BF16 (register_blocks_bf16_avx512,
+// wide_bf16_avx512): streamed (thresholds lowered), cached, and not streamed
+// for a misaligned diff_src, rows of an even
+// and an odd count of vectors, channel tails (K % 16), fused ReLU either way,
+// use_global_stats. Each against the reference, with the generic loops' bits
+// (the integer rounding), and the same bits on 1 and 3 threads; f32 and f16
+// keep their loops. Inputs with full mantissas.
+TEST(TbbBatchNormPaths, ChannelsLastBf16HardwareRounding) {
+    if (skip_without_avx512()) GTEST_SKIP() << "no AVX-512 on this CPU";
+    struct shape_case { dims ncx; bool large; std::string sums, update; bool misaligned = false; };
+    const std::vector<shape_case> shapes = {
+            {{2, 64, 9, 8}, true, "register_blocks_avx512", "register_blocks_avx512"},
+            {{3, 48, 5, 7}, true, "register_blocks_avx512", "register_blocks_avx512"},
+            // (Not streamed at execute: the wide loops write it.)
+            {{2, 64, 9, 8}, true, "register_blocks_avx512", "register_blocks_avx512", true},
+            {{2, 32, 5, 7}, false, "register_blocks_avx512", "wide_avx512"},
+            {{2, 112, 3, 5}, true, "wide_avx512", "wide_avx512"},
+            {{2, 120, 3, 5}, false, "wide_avx512", "wide_avx512"},
+            {{40, 256, 7, 7}, false, "wide_avx512", "wide_avx512"},
+    };
+    uint32_t seed = 91;
+    for (data_type dt : {data_type::bf16, data_type::f32, data_type::f16})
+        for (const shape_case &sc : shapes)
+            for (int into : {-1, 0, 1}) {
+                bn_case c = relu(make(sc.ncx, dt, true), into);
+                c.misaligned = sc.misaligned;
+                const knobs set({"", c, sc.large, false});
+                SCOPED_TRACE(c.name() + (sc.large ? " large" : ""));
+                const std::string path = compile_bn_case(c, backend_kind::tbb).get_kernel_path();
+                if (dt == data_type::bf16)
+                    EXPECT_EQ(path, "bn:two_sweeps:sums=" + sc.sums + ":update=" + channels_last_update(dt, sc.update) + ":"
+                                    + (sc.large ? "nontemporal" : "cached"));
+                else EXPECT_EQ(path.find("bf16"), std::string::npos);
+                expect_reference_and_same_bits(c, seed++);
+            }
+}
+
+// use_global_stats' pass 2 takes the same loops; diff_src values that are
+// f32 denormals (diff_dst scaled down), which vcvtne2ps2bf16 would read as
+// zero, keep the integer rounding's bits.
+TEST(TbbBatchNormPaths, ChannelsLastBf16HardwareRoundingGlobalAndDenormals) {
+    if (skip_without_avx512() || !tbb_backend::has_avx512_bf16()) GTEST_SKIP() << "no AVX512_BF16 on this CPU";
+    uint32_t seed = 131;
+    for (const bool large : {false, true}) {
+        const bn_case g = global(make({2, 64, 9, 8}, data_type::bf16, true), false);
+        const knobs set({"", g, large, false});
+        EXPECT_EQ(compile_bn_case(g, backend_kind::tbb).get_kernel_path(),
+                std::string("bn:global_update:sums=none:update=")
+                        + (large ? "register_blocks_bf16_avx512:nontemporal" : "wide_bf16_avx512:cached"));
+        auto in = bn_inputs(g, seed++);
+        widen_mantissas(in);
+        expect_bn_close(run_bn(g, backend_kind::tbb, in), run_bn(g, backend_kind::ref, in), g);
+        expect_same_bits(run_bn(g, backend_kind::tbb, in), run_generic(g, in), "generic");
+        for (const dims &ncx : {dims {2, 64, 9, 8}, dims {2, 112, 3, 5}}) {
+            const bn_case c = make(ncx, data_type::bf16, true);
+            SCOPED_TRACE(c.name() + (large ? " large" : ""));
+            const knobs tiny({"", c, large, false});
+            auto in_tiny = bn_inputs(c, seed++);
+            for (float &x : in_tiny.at(1)) x *= 1e-38f; // diff_dst (id 1)
+            const auto got = run_bn(c, backend_kind::tbb, in_tiny);
+            size_t denormal = 0;
+            for (auto &[id, v] : got)
+                if (id == 5) // diff_src
+                    for (float x : v) denormal += x != 0 && std::fpclassify(x) == FP_SUBNORMAL;
+            EXPECT_GT(denormal, 0u) << "no denormal diff_src to round";
+            expect_same_bits(got, run_generic(c, in_tiny), "generic, denormals");
+        }
+    }
 }
 
 } // namespace

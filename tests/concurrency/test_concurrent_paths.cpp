@@ -6,9 +6,10 @@
 // the other paths: planar and vector interpolation, few planes split into
 // blocks, the reorder copies of mixed layouts, 16-bit conversions; BN planar
 // per channel and in channel groups (short rows), channels-last register
-// blocks and narrow rows, use_global_stats, the fused ReLU (decisions kept as
-// bits); ReLUBackprop alone. Each case also on the generic loops a CPU
-// without AVX-512 runs. In the plain, ASan and TSan suites.
+// blocks, wide and narrow rows (bf16 rounded in hardware), use_global_stats,
+// the fused ReLU (decisions kept as bits); ReLUBackprop alone. Each case
+// also on the generic loops a CPU without AVX-512 runs. In the plain, ASan
+// and TSan suites.
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -167,6 +168,7 @@ INSTANTIATE_TEST_SUITE_P(Tbb, ConcurrentPaths,
                 bn("bn_ncx_f16_short_rows", {4, 32, 7, 7}, false, data_type::f16),
                 bn("bn_ncx_bf16_short_rows_relu", {4, 32, 7, 7}, false, data_type::bf16, false, 1),
                 bn("bn_nxc_bf16", {4, 8, 8, 32}, true, data_type::bf16),
+                bn("bn_nxc_bf16_wide", {4, 6, 6, 112}, true, data_type::bf16),
                 bn("bn_nxc_f16_narrow", {4, 16, 16, 5}, true, data_type::f16),
                 relu("relu_alone", {2, 8, 16, 16})),
         [](const ::testing::TestParamInfo<path_case> &info) { return info.param.name; });

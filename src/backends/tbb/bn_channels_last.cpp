@@ -119,15 +119,15 @@ template <typename T, bn_fusion F> struct any_k_diff_src {
 };
 
 // Pass 2 on rows [a0, a1): diff_src of row a into out + (a - a0) * out_stride
-// (`stream`: see vector_out).
-template <typename T, bn_fusion F>
+// (`stream`, HwBf16: see vector_out).
+template <typename T, bn_fusion F, bool HwBf16 = false>
 __attribute__((target("avx512f"))) void update_rows_wide_avx512(const bn_plan &p, const data &d, const coeffs &cf,
         int64_t a0, int64_t a1, T *out, int64_t out_stride, bool stream) {
     const any_k_diff_src<T, F> block {p, d, cf};
     const wide_blocks wb(p, p.update, 0, p.K);
     const reader<T, F> rd(d);
     const float *ak = cf.a.data(), *c2 = cf.c2.data(), *c0 = cf.c0.data(), *m = cf.mean.data();
-    vector_out<T> vo {stream};
+    vector_out<T, HwBf16> vo {stream};
     for (int64_t b0 = 0; b0 < wb.kv; b0 += wb.block) {
         const int64_t b1 = std::min(wb.kv, b0 + wb.block);
         for (int64_t a = a0; a < a1; ++a) {
@@ -254,15 +254,20 @@ BPG_ALWAYS_INLINE void update(const bn_plan &p, const data &d, const coeffs &cf,
     if constexpr (std::is_same_v<T, float>)
         if (streams && relu_mask)
             return relu_mask_update(d.mask_rows, d.relu_mask, ak, c2, c0, m, r0, r1, first, r0, true);
-    if (streams && p.update == bn_loops::register_blocks_avx512) return update_streamed<T, F>(p, d, cf, r0, r1);
+    const bool hw_bf16 = p.update == bn_loops::register_blocks_bf16_avx512 || p.update == bn_loops::wide_bf16_avx512;
+    if (streams && (p.update == bn_loops::register_blocks_avx512 || p.update == bn_loops::register_blocks_bf16_avx512))
+        return update_streamed<T, F>(p, d, cf, r0, r1);
     if (streams && (p.update == bn_loops::wide_avx512 || p.update == bn_loops::wide_blocks_avx512))
         return update_rows_wide_avx512<T, F>(p, d, cf, r0, r1, first, p.K, true);
+    if constexpr (std::is_same_v<T, bf16_t>)
+        if (streams && p.update == bn_loops::wide_bf16_avx512)
+            return update_rows_wide_avx512<T, F, true>(p, d, cf, r0, r1, first, p.K, true);
     // Not streamed (diff_src not 64-byte aligned): the register blocks'
     // 16-bit rows take the wide loops, as cached ones do.
     const bool blocked = p.update == bn_loops::register_blocks
             || (p.update == bn_loops::register_blocks_avx512 && std::is_same_v<T, float>);
     const bool wide = p.update == bn_loops::wide_avx512 || p.update == bn_loops::wide_blocks_avx512
-            || (p.update == bn_loops::register_blocks_avx512 && !blocked);
+            || (p.update == bn_loops::register_blocks_avx512 && !blocked) || hw_bf16;
     const bool run_rows = d.nontemporal && p.ds.a == p.K;
     const int64_t group = run_rows ? std::max<int64_t>(1, 16384 / std::max<int64_t>(p.K, 1)) : 1;
     for (int64_t g0 = r0; g0 < r1; g0 += group) {
@@ -283,7 +288,14 @@ BPG_ALWAYS_INLINE void update(const bn_plan &p, const data &d, const coeffs &cf,
             });
         } else if (wide) {
             // (16-bit register blocks too: update_rows_blocked converts lane by lane.)
-            update_rows_wide_avx512<T, F>(p, d, cf, g0, g1, out_row(g0), run_rows ? p.K : p.ds.a, false);
+            const int64_t stride = run_rows ? p.K : p.ds.a;
+            bool hw_done = false;
+            if constexpr (std::is_same_v<T, bf16_t>)
+                if (hw_bf16) {
+                    update_rows_wide_avx512<T, F, true>(p, d, cf, g0, g1, out_row(g0), stride, false);
+                    hw_done = true;
+                }
+            if (!hw_done) update_rows_wide_avx512<T, F>(p, d, cf, g0, g1, out_row(g0), stride, false);
         } else {
             for (int64_t a = g0; a < g1; ++a) {
                 const int64_t s0 = a * p.src.a, d0 = a * p.dd.a, x0 = a * p.relu_in.a;

@@ -86,7 +86,16 @@ bn_loops channels_last_sums(const bn_plan &p) {
     return p.avx512 && p.K >= lanes ? wide_loops(p) : bn_loops::channels_last;
 }
 
-bn_loops channels_last_update(const bn_plan &p) {
+// Channels-last bf16 pass 2 rounded by vcvtne2ps2bf16 where the CPU has it:
+// the integer rounding held pass 2 back from the speed of its reads and writes.
+bn_loops with_bf16_hw(const bn_plan &p, bn_loops l) {
+    if (p.dt != data_type::bf16 || !has_avx512_bf16()) return l;
+    if (l == bn_loops::register_blocks_avx512) return bn_loops::register_blocks_bf16_avx512;
+    if (l == bn_loops::wide_avx512) return bn_loops::wide_bf16_avx512;
+    return l;
+}
+
+bn_loops channels_last_update_loops(const bn_plan &p) {
     if (relu_mask_fits(p)) return bn_loops::relu_mask_avx512;
     if (bn::narrow_rows(p) && p.avx512) return bn_loops::narrow_avx512;
     if (fits_blocks(p.K)) {
@@ -97,6 +106,8 @@ bn_loops channels_last_update(const bn_plan &p) {
     }
     return p.avx512 && p.K >= lanes ? wide_loops(p) : bn_loops::channels_last;
 }
+
+bn_loops channels_last_update(const bn_plan &p) { return with_bf16_hw(p, channels_last_update_loops(p)); }
 
 // Channels-last rows in too few chunks to share out (a chunk is
 // channels_last_chunk rows): pass 1's items are slices of a chunk's channels
@@ -133,9 +144,12 @@ void choose_bn_path(bn_plan &p) {
     p.avx512 = has_avx512f();
     // (local_sums writes no diff_src.)
     const int64_t bytes = core::ends_with_sums(p.part) ? 0 : p.A * p.K * p.B * int64_t(size_of(p.dt));
-    p.store = bytes >= size_threshold(bn_nontemporal_min_bytes) ? bn_store::nontemporal : bn_store::cached;
     p.channels_per_task = p.planar ? bn::channels_per_task(p) : 1;
     p.schedule = schedule_of(p);
+    const bool channels_last_sweeps = !p.planar && p.schedule == bn_schedule::two_sweeps;
+    const int64_t nontemporal_min =
+            channels_last_sweeps ? bn_channels_last_nontemporal_min_bytes : bn_nontemporal_min_bytes;
+    p.store = bytes >= size_threshold(nontemporal_min) ? bn_store::nontemporal : bn_store::cached;
     const bool sums = p.schedule != bn_schedule::global_update && p.schedule != bn_schedule::from_sums;
     const bool update = p.schedule != bn_schedule::global_sums && p.schedule != bn_schedule::local_sums;
     p.sums = !sums                                             ? bn_loops::none
@@ -175,6 +189,8 @@ std::string to_string(bn_loops l) {
         case bn_loops::register_blocks_avx512: return "register_blocks_avx512";
         case bn_loops::wide_avx512: return "wide_avx512";
         case bn_loops::wide_blocks_avx512: return "wide_blocks_avx512";
+        case bn_loops::register_blocks_bf16_avx512: return "register_blocks_bf16_avx512";
+        case bn_loops::wide_bf16_avx512: return "wide_bf16_avx512";
         case bn_loops::narrow: return "narrow";
         case bn_loops::narrow_avx512: return "narrow_avx512";
         case bn_loops::relu_mask_avx512: return "relu_mask_avx512";

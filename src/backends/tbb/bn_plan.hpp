@@ -54,6 +54,8 @@ enum class bn_loops {
     register_blocks_avx512, // the same with AVX-512 loads (16-bit pass 1)
     wide_avx512,           // channels-last rows of >= 16 channels off the register blocks
     wide_blocks_avx512,    // the same, many channels: a block of them across the rows at a time
+    register_blocks_bf16_avx512, // register_blocks_avx512, bf16 rounded by AVX512_BF16 (pass 2 only)
+    wide_bf16_avx512,      // wide_avx512, bf16 rounded by AVX512_BF16 (pass 2 only)
     narrow,                // channels-last rows of < 16 channels as one flat run of vectors
     narrow_avx512,         // the same with AVX-512 loads and stores
     relu_mask_avx512,      // channels-last f32 with a fused ReLU: its decisions as bits
@@ -115,6 +117,10 @@ struct bn_plan {
 // one task (tests lower both, see size_thresholds.hpp); the largest working
 // memory taken on the stack.
 constexpr int64_t bn_nontemporal_min_bytes = int64_t(8) << 20;
+// The same for channels-last two_sweeps: pass 2 comes after a sweep over all
+// of src and diff_dst, so a diff_src past the L2s gains nothing from cached
+// stores but their reads for ownership.
+constexpr int64_t bn_channels_last_nontemporal_min_bytes = int64_t(4) << 20;
 constexpr int64_t bn_one_task_max_bytes = int64_t(32) << 10;
 constexpr int64_t bn_stack_scratch_bytes = int64_t(4) << 10;
 

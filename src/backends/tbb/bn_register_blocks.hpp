@@ -14,7 +14,8 @@ namespace bpg::tbb_backend::bn {
 // channels [16 nb, 16 nb + 16), in row order, and they go out in pairs with
 // non-temporal stores of whole lines. With NB odd two rows make a unit of
 // whole pairs, and a last row of an odd count ends in an ordinary store.
-template <typename T, int NB, typename Lanes>
+// HwBf16: bf16 rounded by the hardware (stream_pair_as).
+template <typename T, int NB, bool HwBf16 = false, typename Lanes>
 __attribute__((target("avx512f"), always_inline)) inline void stream_rows(const bn_plan &p, const data &d, int64_t a0,
         int64_t a1, Lanes &lanes) {
     constexpr int rows = NB % 2 == 0 ? 1 : 2;
@@ -26,7 +27,7 @@ __attribute__((target("avx512f"), always_inline)) inline void stream_rows(const 
             lanes16 r0, r1;
             lanes(a + j / NB, j % NB, r0);
             lanes(a + (j + 1) / NB, (j + 1) % NB, r1);
-            stream_pair(out + 16 * j, r0, r1);
+            stream_pair_as<HwBf16>(out + 16 * j, r0, r1);
         }
     }
     for (; a < a1; ++a)
@@ -35,11 +36,11 @@ __attribute__((target("avx512f"), always_inline)) inline void stream_rows(const 
             lanes16 r0, r1;
             lanes(a, nb, r0);
             if (nb + 1 == NB) {
-                store_one(out, r0);
+                store_one_as<HwBf16>(out, r0);
                 break;
             }
             lanes(a, nb + 1, r1);
-            stream_pair(out, r0, r1);
+            stream_pair_as<HwBf16>(out, r0, r1);
         }
     _mm_sfence(); // the streamed lines are visible before the task ends
 }
@@ -192,7 +193,7 @@ BPG_ALWAYS_INLINE void update_rows_blocked(const bn_plan &p, const reader<T, F> 
 // The same for rows of diff_src one after another from a 64-byte-aligned
 // start (AVX-512): straight from the registers by stream_rows instead of
 // through a staged run (see update()).
-template <typename T, bn_fusion F, int NB>
+template <typename T, bn_fusion F, int NB, bool HwBf16>
 __attribute__((target("avx512f"))) void update_rows_streamed(const bn_plan &p, const data &d, const coeffs &cf,
         int64_t a0, int64_t a1) {
     struct diff_src_of_block {
@@ -203,12 +204,17 @@ __attribute__((target("avx512f"))) void update_rows_streamed(const bn_plan &p, c
             ub.template lanes_avx512<T, F>(p, d, a, nb, r);
         }
     } lanes {p, d, update_block<NB>(cf)};
-    stream_rows<T, NB>(p, d, a0, a1, lanes);
+    stream_rows<T, NB, HwBf16>(p, d, a0, a1, lanes);
 }
 
 template <typename T, bn_fusion F>
 void update_streamed(const bn_plan &p, const data &d, const coeffs &cf, int64_t a0, int64_t a1) {
-    with_blocks(p.K, [&](auto nb) BPG_LAMBDA_INLINE { update_rows_streamed<T, F, nb.value>(p, d, cf, a0, a1); });
+    if constexpr (std::is_same_v<T, bf16_t>)
+        if (p.update == bn_loops::register_blocks_bf16_avx512)
+            return with_blocks(p.K, [&](auto nb) BPG_LAMBDA_INLINE {
+                update_rows_streamed<T, F, nb.value, true>(p, d, cf, a0, a1);
+            });
+    with_blocks(p.K, [&](auto nb) BPG_LAMBDA_INLINE { update_rows_streamed<T, F, nb.value, false>(p, d, cf, a0, a1); });
 }
 
 } // namespace bpg::tbb_backend::bn

@@ -38,19 +38,48 @@ __attribute__((target("avx512f"), always_inline)) inline void store_one(T *out, 
     __builtin_memcpy(out, &v, sizeof v);
 }
 
+// Whether a lane of r is an f32 denormal.
+__attribute__((target("avx512f"), always_inline)) inline bool any_denormal(const lanes16 &r) {
+    const __m512i u = _mm512_castps_si512(__m512(r));
+    const __mmask16 exponent_zero = _mm512_testn_epi32_mask(u, _mm512_set1_epi32(0x7f800000));
+    return _mm512_mask_test_epi32_mask(exponent_zero, u, _mm512_set1_epi32(0x007fffff)) != 0;
+}
+
 // One vector as bf16 rounded by AVX512_BF16's vcvtneps2bf16, for the loops
 // the plan names so where the CPU has it (inline asm: the kernels are built
 // for AVX512F). It reads denormals as zero, so a vector holding one goes
 // through to_16bit's integer formula instead: the same bits either way
 // (both round to nearest even and quiet a NaN the same way).
 __attribute__((target("avx512f"), always_inline)) inline void store_one_bf16_hw(bf16_t *out, const lanes16 &r) {
-    const __m512i u = _mm512_castps_si512(__m512(r));
-    const __mmask16 exponent_zero = _mm512_testn_epi32_mask(u, _mm512_set1_epi32(0x7f800000));
-    if (__builtin_expect(_mm512_mask_test_epi32_mask(exponent_zero, u, _mm512_set1_epi32(0x007fffff)) != 0, 0))
-        return store_one(out, r);
+    if (__builtin_expect(any_denormal(r), 0)) return store_one(out, r);
     __m256i v;
     asm("vcvtneps2bf16 %1, %0" : "=v"(v) : "v"(__m512(r)));
     _mm256_storeu_si256(reinterpret_cast<__m256i *>(out), v);
+}
+
+// stream_pair for bf16 by AVX512_BF16's vcvtne2ps2bf16, both vectors in one
+// instruction (r0 the low half), the integer formula where a lane is a
+// denormal, as store_one_bf16_hw. The integer formula's shifts, masks and
+// shuffles held up the channels-last pass 2 where the hardware's do not.
+__attribute__((target("avx512f"), always_inline)) inline void stream_pair_bf16_hw(bf16_t *out, const lanes16 &r0,
+        const lanes16 &r1) {
+    if (__builtin_expect(any_denormal(r0) || any_denormal(r1), 0)) return stream_pair(out, r0, r1);
+    __m512i v;
+    asm("vcvtne2ps2bf16 %1, %2, %0" : "=v"(v) : "v"(__m512(r0)), "v"(__m512(r1)));
+    _mm512_stream_si512(reinterpret_cast<__m512i *>(out), v);
+}
+
+// stream_pair / store_one, bf16 through the hardware when HwBf16 (the plan's
+// *_bf16_avx512 loops; T is then bf16_t).
+template <bool HwBf16, typename T>
+__attribute__((target("avx512f"), always_inline)) inline void stream_pair_as(T *out, const lanes16 &r0, const lanes16 &r1) {
+    if constexpr (HwBf16) stream_pair_bf16_hw(out, r0, r1);
+    else stream_pair(out, r0, r1);
+}
+template <bool HwBf16, typename T>
+__attribute__((target("avx512f"), always_inline)) inline void store_one_as(T *out, const lanes16 &r) {
+    if constexpr (HwBf16) store_one_bf16_hw(out, r);
+    else store_one(out, r);
 }
 
 // The lanes of `keep` of one vector to out[0..16) with a masked store (the
@@ -80,17 +109,17 @@ __attribute__((target("avx512f"), always_inline)) inline void store_lanes(f16_t 
 // finish(): a vector still held goes out with an ordinary store, then the
 // store fence; flush(): the same without the fence, for a caller that writes
 // more runs and fences once at the end (a fence waits for every streamed
-// line to reach memory).
-template <typename T> struct vector_out {
+// line to reach memory). HwBf16: bf16 rounded by the hardware (stream_pair_as).
+template <typename T, bool HwBf16 = false> struct vector_out {
     bool stream;
     lanes16 held = {};
     T *held_at = nullptr;
     __attribute__((target("avx512f"), always_inline)) void put(T *at, const lanes16 &r) {
-        if (!stream) return store_one(at, r);
+        if (!stream) return store_one_as<HwBf16>(at, r);
         if constexpr (std::is_same_v<T, float>) {
             _mm512_stream_ps(at, __m512(r));
         } else if (held_at) {
-            stream_pair(held_at, held, r);
+            stream_pair_as<HwBf16>(held_at, held, r);
             held_at = nullptr;
         } else {
             held = r;
@@ -98,7 +127,7 @@ template <typename T> struct vector_out {
         }
     }
     __attribute__((target("avx512f"), always_inline)) void flush() {
-        if (held_at) store_one(held_at, held);
+        if (held_at) store_one_as<HwBf16>(held_at, held);
         held_at = nullptr;
     }
     __attribute__((target("avx512f"), always_inline)) void finish() {
