@@ -46,6 +46,7 @@ enum class interp_levels {
     planar_fused_row_gather_2d,  // the row sums and the stride-2 row gather in one pass (row_sum_gather.hpp)
     planar_rows_then_gather_2d,  // the rows summed into scratch, then gathered (row_gather.hpp)
     planar_small_planes_2d,      // 16 small planes at once, one per vector lane (interpolate_small_planes.hpp)
+    planar_plane_rows_2d,        // small planes of rows of <= 16, a row per vector (interpolate_plane_rows.hpp)
     channels_last_fused_runs_2d, // an input's row sums and the innermost level in one pass (run_sum_gather.hpp)
     channels_last_levels_2d,     // the slices summed into scratch, then the innermost level
     planar_fused_row_gather_nd,
