@@ -29,6 +29,13 @@ constexpr int64_t plane_rows_max_inner_taps = 8;
 // plane_rows_max_inner_taps taps per element of the inner axis.
 bool plane_rows_fit(const interp_plan &p);
 
+// How many planes ahead the path prefetches diff_src for writing, 0: not
+// at all. Where diff_src planes are as large as diff_dst's (the gradient of
+// downsampling) the stores otherwise wait on each line's read for
+// ownership; for smaller ones the prefetches only take the fill buffers the
+// reads need (bench/NOTES.md).
+int64_t plane_rows_write_prefetch(const interp_plan &p);
+
 // Runs such a plan with oneTBB on the current task arena: a task per group
 // of 16 planes.
 void run_plane_rows(const interp_plan &p, const void *diff_dst, void *diff_src);
