@@ -208,7 +208,7 @@ TEST(TbbInterpolatePaths, PlanarSmallPlanes2d) {
     const std::string path = "interpolate:planar_small_planes_2d:f32:cached";
     const std::string rows = "interpolate:planar_plane_rows_2d:f32:cached"; // rows of <= 16
     expect_path(make_case(layout::ncx, f32, 2, 100, {7, 7}, {14, 14}), rows);
-    expect_path(make_case(layout::ncx, f32, 2, 100, {14, 14}, {7, 7}), rows, 3);
+    expect_path(make_case(layout::ncx, f32, 2, 100, {14, 14}, {7, 7}), path, 3);
     expect_path(make_case(layout::ncx, f32, 3, 67, {7, 7}, {14, 14}, "nearest"), rows, 3);
     expect_path(make_case(layout::ncx, f32, 1, 200, {7, 5}, {3, 13}), rows);
     expect_path(make_case(layout::ncx, f32, 1, 200, {5, 1}, {1, 9}), path);
@@ -227,7 +227,7 @@ TEST(TbbInterpolatePaths, PlanarSmallPlanes2d) {
         const std::string tile = "interpolate:planar_small_planes_2d:converted_in_registers:cached";
         const std::string rows16 = "interpolate:planar_plane_rows_2d:converted_in_registers:cached";
         expect_path(make_case(layout::ncx, dt, 2, 100, {7, 7}, {14, 14}), rows16);
-        expect_path(make_case(layout::ncx, dt, 2, 100, {14, 14}, {7, 7}, "nearest"), rows16, 3);
+        expect_path(make_case(layout::ncx, dt, 2, 100, {14, 14}, {7, 7}, "nearest"), tile, 3);
         expect_path(make_case(layout::nxc, dt, 201, 1, {7, 5}, {3, 13}), rows16, 3);
         expect_path(make_case(layout::ncx, dt, 2, 100, {14, 14}, {28, 28}), tile, 3);
     }
@@ -611,7 +611,8 @@ TEST(TbbInterpolatePaths, ColumnPrefetch) {
 
 // ---- small planes, a row per vector ----
 
-// Small planes whose diff_dst and diff_src rows are 16 elements or fewer:
+// Small planes whose diff_dst and diff_src rows are 16 elements or fewer,
+// diff_src planes smaller than diff_dst's:
 // a plane at a time, four side by side. Sizes around the vector (rows of 1,
 // 5, 8 and 16: two rows per vector or one, full and partial stores), every
 // coordinate mode, a part-full last block of planes (201 planes), NCX and
@@ -623,14 +624,13 @@ TEST(TbbInterpolatePaths, PlanarPlaneRows2d) {
                                            : "interpolate:planar_plane_rows_2d:converted_in_registers:cached";
         for (int threads : {1, 3}) {
             expect_path(make_case(layout::ncx, dt, 2, 100, {7, 7}, {14, 14}), rows, threads);
-            expect_path(make_case(layout::ncx, dt, 2, 100, {14, 14}, {7, 7}), rows, threads);
+            expect_path(make_case(layout::ncx, dt, 2, 100, {8, 8}, {16, 16}, "nearest"), rows, threads);
         }
         expect_path(make_case(layout::ncx, dt, 2, 100, {7, 7}, {14, 14}, "nearest"), rows, 3);
-        expect_path(make_case(layout::ncx, dt, 2, 100, {16, 16}, {8, 8}), rows, 3);
         expect_path(make_case(layout::ncx, dt, 2, 100, {8, 8}, {16, 16}), rows);
         expect_path(make_case(layout::ncx, dt, 1, 200, {5, 1}, {9, 4}), rows, 3);
         expect_path(make_case(layout::ncx, dt, 1, 200, {3, 5}, {6, 3}, "nearest"), rows, 3);
-        expect_path(make_case(layout::ncx, dt, 1, 200, {9, 16}, {5, 16}), rows);
+        expect_path(make_case(layout::ncx, dt, 1, 200, {5, 16}, {9, 16}), rows);
         expect_path(make_case(layout::nxc, dt, 201, 1, {6, 7}, {13, 14}), rows, 3);
         expect_path(make_case(layout::ncx_channels_last, dt, 201, 1, {7, 7}, {14, 14}), rows, 3);
         for (const char *coord : {"align_corners", "asymmetric", "pytorch_half_pixel", "tf_half_pixel_for_nn"}) {
@@ -642,9 +642,11 @@ TEST(TbbInterpolatePaths, PlanarPlaneRows2d) {
             expect_path(c, rows, 3);
         }
     }
-    // Rows over 16, or more than 8 taps per diff_src element of the inner
-    // axis: 16 planes in the lanes.
+    // Rows over 16, more than 8 taps per diff_src element of the inner
+    // axis, diff_src planes as large as diff_dst's: 16 planes in the lanes.
     const std::string lanes = "interpolate:planar_small_planes_2d:f32:cached";
+    expect_path(make_case(layout::ncx, f32, 2, 100, {14, 14}, {7, 7}), lanes, 3);
+    expect_path(make_case(layout::ncx, f32, 2, 100, {16, 16}, {8, 8}), lanes);
     expect_path(make_case(layout::ncx, f32, 2, 100, {7, 9}, {13, 17}), lanes, 3);
     expect_path(make_case(layout::ncx, f32, 2, 100, {7, 2}, {14, 16}), lanes, 3);
 }

@@ -36,13 +36,14 @@ const char *const lanes = "interpolate:planar_small_planes_2d", *const rows = "i
 
 const shape_case shapes[] = {
         {{7, 7}, {14, 14}, "linear", rows},
-        {{14, 14}, {7, 7}, "linear", rows},
+        {{14, 14}, {7, 7}, "linear", lanes},
         {{7, 7}, {14, 14}, "nearest", rows},
         {{7, 5}, {3, 13}, "linear", rows},
-        {{6, 9}, {13, 4}, "nearest", rows},
+        {{6, 9}, {13, 4}, "nearest", lanes},
         {{5, 1}, {9, 4}, "linear", rows},
         {{5, 1}, {1, 9}, "linear", lanes},
-        {{16, 16}, {8, 8}, "linear", rows},
+        {{16, 16}, {8, 8}, "linear", lanes},
+        {{4, 7}, {9, 13}, "nearest", rows},
         {{14, 14}, {28, 28}, "linear", lanes},
         {{9, 17}, {5, 9}, "linear", lanes},
         {{7, 2}, {14, 16}, "linear", lanes},

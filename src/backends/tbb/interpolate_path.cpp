@@ -228,7 +228,6 @@ void choose_interp_path(interp_plan &p) {
     if (p.nsp == 2 && p.source != interp_source::f32_strided && !small_planes(p))
         p.prefetch_bytes0 = p.levels == interp_levels::channels_last_fused_runs_2d ? fused_runs_prefetch_bytes
                                                                                    : prefetch_ahead_bytes;
-    if (p.levels == interp_levels::planar_plane_rows_2d) p.write_prefetch_planes = plane_rows_write_prefetch(p);
     if (p.nsp >= 3 && p.source == interp_source::f32
             && p.slice_floats[0] * int64_t(sizeof(float)) >= size_threshold(column_prefetch_min_bytes))
         p.column_prefetch_bytes = int64_t(2) << 10;

@@ -132,9 +132,6 @@ struct interp_plan {
     // (planar f32: row_sum_gather.hpp; fused runs: the rows new to each
     // input, run_sum_gather.hpp; 16-bit: as the rows are converted). 0: none.
     int64_t prefetch_bytes0 = 0;
-    // planar_plane_rows_2d: how many planes ahead diff_src is prefetched
-    // for writing (plane_rows_write_prefetch); 0: not at all.
-    int64_t write_prefetch_planes = 0;
     // _nd f32 level-0 slices of at least column_prefetch_min_bytes: the
     // column walk over a batch's slices prefetches each of them this far
     // ahead (tap_sum.hpp sum_rows). 0: none (small slices gain nothing).

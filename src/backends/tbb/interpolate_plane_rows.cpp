@@ -122,27 +122,10 @@ template <typename T> BPG_PLANE_ROWS_INLINE void stage_plane(const T *plane, int
     for (int64_t e = 0; e < n; e += lanes) _mm512_store_ps(to + e, load_vector(plane + e, n - e, end));
 }
 
-// The diff_src lines of planes [t, t + side_by_side), part `k` of `parts`,
-// prefetched for writing: stores into short planes otherwise each wait for
-// a line's read for ownership. Addresses as integers: past the last plane
-// they point nowhere, and a prefetch never faults.
-template <typename T>
-__attribute__((target("avx512f,prfchw"), always_inline)) inline void prefetch_for_write(const interp_plan &p, T *ds,
-        int64_t t, int64_t k, int64_t parts) {
-    const int64_t bytes = p.in[0] * p.in[1] * int64_t(sizeof(T)), lines = bytes / 64 + 2;
-    for (int q = 0; q < side_by_side; ++q) {
-        const uintptr_t plane = reinterpret_cast<uintptr_t>(ds)
-                + uintptr_t(plane_offset(t + q, p.c_count, p.ds_n, p.ds_c) * int64_t(sizeof(T)));
-        const uintptr_t first = plane & ~uintptr_t(63);
-        for (int64_t l = k * lines / parts; l < (k + 1) * lines / parts; ++l)
-            __builtin_prefetch(reinterpret_cast<const void *>(std::min(first + uintptr_t(l * 64), plane + uintptr_t(bytes - 1))), 1, 3);
-    }
-}
-
 // Planes [t0, t1). Lanes of the side-by-side block past t1 run a copy of
 // the last plane and store nothing.
 template <typename T>
-__attribute__((target("avx512f,prfchw"))) void run_planes(const interp_plan &p, const inner_taps &tab, const T *dd, T *ds,
+__attribute__((target("avx512f"))) void run_planes(const interp_plan &p, const inner_taps &tab, const T *dd, T *ds,
         int64_t t0, int64_t t1) {
     const int64_t W = p.out[1], w = p.in[1], h = p.in[0], dd_plane = p.out[0] * W, ds_plane = h * w;
     const T *dd_end = dd + (p.n_count - 1) * p.dd_n + (p.c_count - 1) * p.dd_c + dd_plane;
@@ -175,7 +158,6 @@ __attribute__((target("avx512f,prfchw"))) void run_planes(const interp_plan &p, 
         __m512 s0[side_by_side] = {}, s1[side_by_side] = {}, v[side_by_side] = {};
         for (int64_t vec = 0; vec < vectors; ++vec) {
             const int64_t i = vec * R;
-            if (p.write_prefetch_planes > 0) prefetch_for_write(p, ds, t + p.write_prefetch_planes, vec, vectors);
             // An input whose taps repeat the previous input's (2x
             // downsampling) has its sums; with a row per vector, its
             // diff_src row too (v still holds it).
@@ -213,11 +195,7 @@ void run_groups(const interp_plan &p, const inner_taps &tab, const void *dd, voi
 } // namespace
 
 bool plane_rows_fit(const interp_plan &p) {
-    return small_planes_fit(p) && p.out[1] <= lanes && p.in[1] <= lanes && p.axes[1].max_taps <= plane_rows_max_inner_taps;
-}
-
-int64_t plane_rows_write_prefetch(const interp_plan &p) {
-    return p.in[0] * p.in[1] >= p.out[0] * p.out[1] ? group_planes : 0;
+    return small_planes_fit(p) && p.in[0] * p.in[1] < p.out[0] * p.out[1] && p.out[1] <= lanes && p.in[1] <= lanes && p.axes[1].max_taps <= plane_rows_max_inner_taps;
 }
 
 void run_plane_rows(const interp_plan &p, const void *diff_dst, void *diff_src) {

@@ -1,6 +1,6 @@
 // interp_levels::planar_plane_rows_2d: small planes whose rows (of diff_dst
-// and of diff_src) fit in one 16-lane vector each, 7x7 <- 14x14 and
-// 14x14 <- 7x7 among them. A plane is run alone, a row per vector: level 0
+// and of diff_src) fit in one 16-lane vector each, 7x7 <- 14x14 among
+// them. A plane is run alone, a row per vector: level 0
 // sums an input's rows of diff_dst in registers, level 1 gathers each
 // diff_src row from its row sums with one permute per tap, so nothing is
 // transposed (the lanes-of-planes path, interpolate_small_planes.hpp, spends
@@ -25,16 +25,12 @@ namespace bpg::tbb_backend {
 constexpr int64_t plane_rows_max_inner_taps = 8;
 
 // Whether a plan the small-planes path fits (small_planes_fit) runs a row
-// per vector: diff_dst and diff_src rows of at most 16 elements, at most
-// plane_rows_max_inner_taps taps per element of the inner axis.
+// per vector: diff_src planes smaller than diff_dst's, diff_dst and
+// diff_src rows of at most 16 elements, at most plane_rows_max_inner_taps
+// taps per element of the inner axis. (The gradient of downsampling, whose
+// stores outnumber its loads, measured no faster, slower in 16 bits, than
+// the lanes path with its write prefetches: docs/short-rows.md.)
 bool plane_rows_fit(const interp_plan &p);
-
-// How many planes ahead the path prefetches diff_src for writing, 0: not
-// at all. Where diff_src planes are as large as diff_dst's (the gradient of
-// downsampling) the stores otherwise wait on each line's read for
-// ownership; for smaller ones the prefetches only take the fill buffers the
-// reads need (bench/NOTES.md).
-int64_t plane_rows_write_prefetch(const interp_plan &p);
 
 // Runs such a plan with oneTBB on the current task arena: a task per group
 // of 16 planes.
