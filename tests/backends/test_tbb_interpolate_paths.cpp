@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "backends/tbb/cpu.hpp"
+#include "backends/tbb/interpolate_small_planes.hpp"
 #include "backends/tbb/size_thresholds.hpp"
 #include "support/default_threads.hpp"
 #include "support/interp_case.hpp"
@@ -58,6 +59,12 @@ dims padded_strides(const dims &shape, int64_t pad) {
 interp_case padded_diff_dst(interp_case c, int64_t pad) {
     c.dst_strides = padded_strides(c.dst, pad);
     return c;
+}
+
+// The suffix of the small-planes paths for bf16 narrowed by vcvtneps2bf16,
+// where the CPU has it.
+std::string vcvtne(data_type dt) {
+    return dt == data_type::bf16 && tbb_backend::small_planes_bf16_vcvtne() ? ":bf16_vcvtne" : "";
 }
 
 struct lowered_thresholds {
@@ -224,8 +231,8 @@ TEST(TbbInterpolatePaths, PlanarSmallPlanes2d) {
         expect_path(c, rows, 3);
     }
     for (data_type dt : {bf16, f16}) {
-        const std::string tile = "interpolate:planar_small_planes_2d:converted_in_registers:cached";
-        const std::string rows16 = "interpolate:planar_plane_rows_2d:converted_in_registers:cached";
+        const std::string tile = "interpolate:planar_small_planes_2d:converted_in_registers:cached" + vcvtne(dt);
+        const std::string rows16 = "interpolate:planar_plane_rows_2d:converted_in_registers:cached" + vcvtne(dt);
         expect_path(make_case(layout::ncx, dt, 2, 100, {7, 7}, {14, 14}), rows16);
         expect_path(make_case(layout::ncx, dt, 2, 100, {14, 14}, {7, 7}, "nearest"), tile, 3);
         expect_path(make_case(layout::nxc, dt, 201, 1, {7, 5}, {3, 13}), rows16, 3);
@@ -432,9 +439,9 @@ TEST(TbbInterpolatePaths, SourceConvertedInRegisters) {
     REQUIRE_AVX512F();
     for (data_type dt : {bf16, f16}) {
         expect_path(make_case(layout::ncx, dt, 2, 100, {7, 7}, {14, 14}),
-                "interpolate:planar_plane_rows_2d:converted_in_registers:cached", 3);
+                "interpolate:planar_plane_rows_2d:converted_in_registers:cached" + vcvtne(dt), 3);
         expect_path(make_case(layout::nxc, dt, 201, 1, {14, 14}, {28, 28}),
-                "interpolate:planar_small_planes_2d:converted_in_registers:cached");
+                "interpolate:planar_small_planes_2d:converted_in_registers:cached" + vcvtne(dt));
         expect_path(make_case(layout::nxc, dt, 2, 32, {5, 7}, {10, 14}),
                 "interpolate:channels_last_fused_runs_2d:converted_in_registers:batch=1:cached", 3);
         expect_path(make_case(layout::ncx_channels_last, dt, 2, 16, {5, 7}, {10, 14}),
@@ -621,7 +628,7 @@ TEST(TbbInterpolatePaths, PlanarPlaneRows2d) {
     REQUIRE_AVX512F();
     for (data_type dt : {f32, bf16, f16}) {
         const std::string rows = dt == f32 ? "interpolate:planar_plane_rows_2d:f32:cached"
-                                           : "interpolate:planar_plane_rows_2d:converted_in_registers:cached";
+                                           : "interpolate:planar_plane_rows_2d:converted_in_registers:cached" + vcvtne(dt);
         for (int threads : {1, 3}) {
             expect_path(make_case(layout::ncx, dt, 2, 100, {7, 7}, {14, 14}), rows, threads);
             expect_path(make_case(layout::ncx, dt, 2, 100, {8, 8}, {16, 16}, "nearest"), rows, threads);

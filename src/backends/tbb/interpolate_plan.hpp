@@ -121,6 +121,10 @@ struct interp_plan {
     interp_source source = interp_source::f32;
     interp_batch batch = interp_batch::none;
     interp_store store = interp_store::cached;
+    // Small planes, bf16, on a CPU with AVX512_BF16: diff_src narrowed by
+    // vcvtneps2bf16 (convert16::bf16_vcvtne_t), the same bits as the integer
+    // rounding in fewer instructions.
+    bool bf16_vcvtne = false;
     int64_t level0_batch = 1; // `batch` as a count of inputs
     // Tasks each plane is cut into: enough tasks for every thread that may
     // run at once (tasks_at_once() at compile) even when planes are few.
@@ -169,7 +173,7 @@ std::string make_interp_plan(const core::interpolate_bwd_problem &p, interp_plan
 // CPU and the sizes.
 void choose_interp_path(interp_plan &plan);
 
-// "interpolate:<levels>:<source>[:batch=<n>]:<store>[:column_prefetch]", or
+// "interpolate:<levels>:<source>[:batch=<n>]:<store>[:column_prefetch][:bf16_vcvtne]", or
 // "interpolate:zero_sized" (docs/verbose.md).
 std::string interp_path_name(const interp_plan &plan);
 

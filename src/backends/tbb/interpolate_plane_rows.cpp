@@ -201,6 +201,7 @@ bool plane_rows_fit(const interp_plan &p) {
 void run_plane_rows(const interp_plan &p, const void *diff_dst, void *diff_src) {
     const int64_t groups = (p.n_count * p.c_count + group_planes - 1) / group_planes;
     auto body = p.dt == data_type::f32 ? run_groups<float>
+            : p.bf16_vcvtne            ? run_groups<convert16::bf16_vcvtne_t>
             : p.dt == data_type::bf16  ? run_groups<bf16_t>
                                        : run_groups<f16_t>;
     const inner_taps tab = inner_taps_of(p);
