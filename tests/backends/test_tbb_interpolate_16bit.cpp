@@ -207,7 +207,8 @@ TEST(TbbInterpolate16bit, SmallPlanesBf16DenormalsKeepTheBits) {
             if (i / plane % 3 == 0) dd[i] *= 1e-38f;
         std::vector<float> got;
         with_default_threads(2, [&] {
-            EXPECT_NE(compile_interp_case(c, backend_kind::tbb).get_kernel_path().find(":bf16_vcvtne"), std::string::npos);
+            const std::string path = compile_interp_case(c, backend_kind::tbb).get_kernel_path();
+            EXPECT_NE(path.find(":bf16_vcvtne"), std::string::npos) << path;
             got = run_interp(c, backend_kind::tbb, dd);
         });
         size_t denormals = 0;

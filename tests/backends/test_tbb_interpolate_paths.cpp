@@ -627,8 +627,8 @@ TEST(TbbInterpolatePaths, ColumnPrefetch) {
 TEST(TbbInterpolatePaths, PlanarPlaneRows2d) {
     REQUIRE_AVX512F();
     for (data_type dt : {f32, bf16, f16}) {
-        const std::string rows = dt == f32 ? "interpolate:planar_plane_rows_2d:f32:cached"
-                                           : "interpolate:planar_plane_rows_2d:converted_in_registers:cached" + vcvtne(dt);
+        const std::string rows = "interpolate:planar_plane_rows_2d:"
+                + std::string(dt == f32 ? "f32" : "converted_in_registers") + ":cached" + vcvtne(dt);
         for (int threads : {1, 3}) {
             expect_path(make_case(layout::ncx, dt, 2, 100, {7, 7}, {14, 14}), rows, threads);
             expect_path(make_case(layout::ncx, dt, 2, 100, {8, 8}, {16, 16}, "nearest"), rows, threads);

@@ -44,7 +44,9 @@ BPG_LANES_AVX512 __m256i narrow(__m512 v, const bf16_t *) {
 struct bf16_vcvtne_t {
     uint16_t bits;
 };
-BPG_LANES_AVX512 __m512 widen(__m256i h, const bf16_vcvtne_t *) { return widen(h, static_cast<const bf16_t *>(nullptr)); }
+BPG_LANES_AVX512 __m512 widen(__m256i h, const bf16_vcvtne_t *) {
+    return widen(h, static_cast<const bf16_t *>(nullptr));
+}
 BPG_LANES_AVX512 __m256i narrow(__m512 v, const bf16_vcvtne_t *) {
     __mmask16 denormal;
     asm("vfpclassps $0x20, %1, %0" : "=k"(denormal) : "v"(v)); // AVX512DQ, which AVX512_BF16 CPUs have

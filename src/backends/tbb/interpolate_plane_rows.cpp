@@ -195,7 +195,8 @@ void run_groups(const interp_plan &p, const inner_taps &tab, const void *dd, voi
 } // namespace
 
 bool plane_rows_fit(const interp_plan &p) {
-    return small_planes_fit(p) && p.in[0] * p.in[1] < p.out[0] * p.out[1] && p.out[1] <= lanes && p.in[1] <= lanes && p.axes[1].max_taps <= plane_rows_max_inner_taps;
+    return small_planes_fit(p) && p.in[0] * p.in[1] < p.out[0] * p.out[1] && p.out[1] <= lanes && p.in[1] <= lanes
+            && p.axes[1].max_taps <= plane_rows_max_inner_taps;
 }
 
 void run_plane_rows(const interp_plan &p, const void *diff_dst, void *diff_src) {
@@ -205,7 +206,8 @@ void run_plane_rows(const interp_plan &p, const void *diff_dst, void *diff_src) 
             : p.dt == data_type::bf16  ? run_groups<bf16_t>
                                        : run_groups<f16_t>;
     const inner_taps tab = inner_taps_of(p);
-    parallel_tasks(task_range(0, groups), [&](const task_range &r) { body(p, tab, diff_dst, diff_src, r.begin(), r.end()); });
+    parallel_tasks(task_range(0, groups),
+            [&](const task_range &r) { body(p, tab, diff_dst, diff_src, r.begin(), r.end()); });
 }
 
 } // namespace bpg::tbb_backend
