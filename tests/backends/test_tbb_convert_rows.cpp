@@ -67,5 +67,42 @@ TEST(TbbConvertRows, F16StoreMatchesTheInlineRounding) {
         ASSERT_EQ(out[size_t(i)], kernels::f32_to_f16_inline(in[size_t(i)])) << std::hex << bits(in[size_t(i)]);
 }
 
+// row_io's AVX-512 narrowing (narrow_lanes) gives the inline rounding's bits
+// in both dtypes, over values around every bf16 / f16 value and an even
+// sweep of the rest (NaN and inf among them), with a tail of 1 to 15.
+TEST(TbbConvertRows, NarrowLanesMatchTheInlineRounding) {
+    if (!narrow_lanes_available()) GTEST_SKIP() << "no AVX-512 on this CPU";
+    std::vector<float> in;
+    for (uint32_t h = 0; h < 65536; h += 3)
+        for (int64_t d = -3; d <= 3; ++d) {
+            const uint32_t u = uint32_t(int64_t(h) << 16) + uint32_t(d * (d % 2 ? 0x8000 : 1));
+            const uint32_t near_f16 = uint32_t(int64_t(bits(kernels::f16_to_f32(uint16_t(h)))) + d * 4096);
+            for (uint32_t v : {u, near_f16}) {
+                float f;
+                std::memcpy(&f, &v, 4);
+                in.push_back(f);
+            }
+        }
+    for (uint64_t u = 0; u < (1ull << 32); u += 1000003) {
+        const uint32_t v = uint32_t(u);
+        float f;
+        std::memcpy(&f, &v, 4);
+        in.push_back(f);
+    }
+    for (int64_t tail = 0; tail < 16; tail += 5) {
+        const int64_t n = int64_t(in.size() / 16 * 16) - 16 + tail;
+        std::vector<bf16_t> b(size_t(n) + 1, bf16_t {0xabcd});
+        std::vector<f16_t> h(size_t(n) + 1, f16_t {0xabcd});
+        row_io<bf16_t>::store(in.data(), b.data(), n);
+        row_io<f16_t>::store(in.data(), h.data(), n);
+        EXPECT_EQ(b[size_t(n)].bits, 0xabcd) << "wrote past the row";
+        EXPECT_EQ(h[size_t(n)].bits, 0xabcd) << "wrote past the row";
+        for (int64_t i = 0; i < n; ++i) {
+            ASSERT_EQ(b[size_t(i)].bits, kernels::f32_to_bf16_inline(in[size_t(i)])) << std::hex << bits(in[size_t(i)]);
+            ASSERT_EQ(h[size_t(i)].bits, kernels::f32_to_f16_inline(in[size_t(i)])) << std::hex << bits(in[size_t(i)]);
+        }
+    }
+}
+
 } // namespace
 } // namespace bpg::tbb_backend

@@ -559,11 +559,12 @@ TEST(TbbInterpolatePaths, StoreCached) {
 
 TEST(TbbInterpolatePaths, StoreNontemporal) {
     const lowered_thresholds large(all_large);
-    expect_path(make_case(layout::nxc, f32, 2, 3, {5, 7}, {10, 14}),
-            "interpolate:channels_last_levels_2d:f32:batch=4:nontemporal");
+    // (The levels' gradients of upsampling stay cached: ChannelsLastLevelsUpsamplingCached.)
+    expect_path(make_case(layout::nxc, f32, 2, 3, {10, 14}, {5, 14}),
+            "interpolate:channels_last_levels_2d:f32:batch=1:nontemporal");
     expect_path(make_case(layout::ncx_channels_last, f32, 2, 3, {10, 14}, {5, 7}),
             "interpolate:channels_last_levels_2d:f32:batch=1:nontemporal");
-    expect_path(padded_diff_dst(make_case(layout::nxc, f32, 2, 3, {5, 7}, {9, 4}), 1),
+    expect_path(padded_diff_dst(make_case(layout::nxc, f32, 2, 3, {5, 7}, {4, 4}), 1),
             "interpolate:channels_last_levels_2d:f32_strided:batch=1:nontemporal");
     expect_path(make_case(layout::nxc, f32, 1, 3, {3, 4, 5}, {6, 8, 10}),
             "interpolate:channels_last_levels_nd:f32:batch=4:nontemporal:column_prefetch");
@@ -615,6 +616,111 @@ TEST(TbbInterpolatePaths, ColumnPrefetch) {
     expect_path(make_case(layout::nxc, bf16, 1, 8, {3, 4, 5}, {6, 8, 10}),
             "interpolate:channels_last_levels_nd:converted_ring:batch=1:cached");
 }
+
+// ---- issue 25: 16-bit downsampling, align_corners, channels-last short rows ----
+
+// diff_src of a case on `threads` threads, from full-mantissa diff_dst
+// times `scale`, after checking the path it takes.
+std::vector<uint32_t> bits_on(const interp_case &c, int threads, const std::string &path, float scale = 1.f) {
+    size_t n = 1;
+    for (int64_t d : c.dst) n *= size_t(d);
+    std::vector<float> dd = full_mantissas(n, 5), out;
+    for (float &v : dd) v *= scale;
+    with_default_threads(threads, [&] {
+        EXPECT_EQ(compile_interp_case(c, backend_kind::tbb).get_kernel_path(), path);
+        out = run_interp(c, backend_kind::tbb, dd);
+    });
+    return bits_of(out);
+}
+
+// 16-bit planar 2-D gradient of downsampling, a large diff_src: the rows
+// narrowed in registers and streamed. Planes of 120 and 98 values start
+// anywhere within a line, so both partial ends are taken. The bits are
+// those of the cached store (thresholds as built) on 1 and 3 threads, for
+// bf16 rounded by vcvtneps2bf16 also with denormal results.
+TEST(TbbInterpolatePaths, StoreNontemporalNarrowed) {
+    REQUIRE_AVX512F();
+    struct form {
+        dims src, dst;
+        const char *mode, *coord, *levels;
+    };
+    const form forms[] = {
+            {{10, 12}, {5, 6}, "linear", "half_pixel", "planar_rows_then_gather_2d:converted_tile:batch=task"},
+            {{10, 12}, {5, 6}, "linear", "align_corners", "planar_rows_then_gather_2d:converted_tile:batch=task"},
+            {{10, 12}, {5, 6}, "linear", "asymmetric", "planar_rows_then_gather_2d:converted_tile:batch=task"},
+            {{14, 7}, {7, 3}, "nearest", "half_pixel", "planar_rows_then_gather_2d:converted_tile:batch=task"},
+            // Axis 0 downsampled, axis 1 2x upsampled: the fused stride-2 pass.
+            {{16, 7}, {4, 14}, "linear", "half_pixel", "planar_fused_row_gather_2d:converted_in_registers:batch=8"},
+            {{16, 7}, {4, 14}, "linear", "pytorch_half_pixel",
+                    "planar_fused_row_gather_2d:converted_in_registers:batch=8"},
+    };
+    for (data_type dt : {bf16, f16})
+        for (const form &f : forms)
+            for (layout l : {layout::ncx, layout::nxc}) {
+                interp_case c = make_case(l, dt, l == layout::nxc ? 9 : 3, l == layout::nxc ? 1 : 5, f.src, f.dst, f.mode);
+                c.coord = f.coord;
+                const std::string base = std::string("interpolate:") + f.levels;
+                // bf16 rounded by vcvtneps2bf16 where the CPU has it.
+                const std::string narrowed = base + (dt == bf16 && tbb_backend::has_avx512_bf16()
+                                                                    ? ":nontemporal_narrowed_bf16_hw"
+                                                                    : ":nontemporal_narrowed");
+                const std::vector<uint32_t> cached = bits_on(c, 3, base + ":cached");
+                // Values down to bf16 and f32 denormals, which vcvtneps2bf16 reads as zero.
+                const std::vector<uint32_t> tiny = bits_on(c, 3, base + ":cached", 0x1p-128f);
+                const lowered_thresholds large(all_large);
+                expect_path(c, narrowed, 3);
+                EXPECT_EQ(bits_on(c, 1, narrowed), cached) << c.name();
+                EXPECT_EQ(bits_on(c, 3, narrowed), cached) << c.name();
+                if (dt == bf16) {
+                    EXPECT_EQ(bits_on(c, 3, narrowed, 0x1p-128f), tiny) << c.name();
+                }
+            }
+    const lowered_thresholds large(all_large);
+    for (data_type dt : {bf16, f16}) {
+        // Upsampling (diff_src smaller than diff_dst) and channels-last
+        // strides stay cached.
+        expect_path(make_case(layout::ncx, dt, 2, 3, {5, 6}, {10, 12}),
+                "interpolate:planar_fused_row_gather_2d:converted_tile:batch=8:cached");
+        expect_path(make_case(layout::ncx_channels_last, dt, 2, 3, {10, 12}, {5, 6}),
+                "interpolate:channels_last_levels_2d:converted_ring:batch=1:cached");
+        // diff_src rows with gaps between them stay cached.
+        interp_case gaps = make_case(layout::ncx, dt, 2, 3, {10, 12}, {5, 6});
+        gaps.src_strides = padded_strides(gaps.src, 2);
+        expect_path(gaps, "interpolate:planar_rows_then_gather_2d:converted_tile:batch=task:cached");
+    }
+}
+
+// Channels-last levels (staged rows), the gradient of upsampling: diff_src
+// smaller than diff_dst is written with ordinary stores (the stage's copy
+// cost more than it saved) and level 0 prefetches nothing; the results are
+// the reference's, the same bits on 1 and 3 threads. Downsampling keeps
+// both.
+TEST(TbbInterpolatePaths, ChannelsLastLevelsUpsamplingCached) {
+    const lowered_thresholds large(all_large);
+    for (const char *coord : {"align_corners", "half_pixel", "asymmetric", "pytorch_half_pixel"})
+        for (layout l : {layout::nxc, layout::ncx_channels_last}) {
+            interp_case c = make_case(l, f32, 2, 3, {5, 7}, {10, 14});
+            c.coord = coord;
+            const std::string batch = std::string(coord) == "asymmetric" ? "1" : "4"; // 2x linear interiors
+            const std::string path = "interpolate:channels_last_levels_2d:f32:batch=" + batch + ":cached";
+            expect_path(c, path, 3);
+            EXPECT_EQ(bits_on(c, 1, path), bits_on(c, 3, path)) << c.name();
+        }
+    expect_path(padded_diff_dst(make_case(layout::nxc, f32, 2, 3, {5, 7}, {9, 4}), 1),
+            "interpolate:channels_last_levels_2d:f32_strided:batch=1:cached");
+    // 16-bit slices converted into the ring, without the prefetch too.
+    for (data_type dt : {bf16, f16})
+        for (layout l : {layout::nxc, layout::ncx_channels_last}) {
+            interp_case c = make_case(l, dt, 2, 3, {5, 7}, {10, 14});
+            c.coord = "align_corners";
+            const std::string path = "interpolate:channels_last_levels_2d:converted_ring:batch=1:cached";
+            expect_path(c, path, 3);
+            EXPECT_EQ(bits_on(c, 1, path), bits_on(c, 3, path)) << c.name();
+        }
+    // Not the fused runs, which stream from the registers.
+    if (tbb_backend::has_avx512f())
+        expect_path(make_case(layout::nxc, f32, 2, 32, {5, 7}, {10, 14}),
+                "interpolate:channels_last_fused_runs_2d:f32:batch=1:nontemporal");
 
 // ---- small planes, a row per vector ----
 

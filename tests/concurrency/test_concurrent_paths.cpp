@@ -145,6 +145,10 @@ INSTANTIATE_TEST_SUITE_P(Tbb, ConcurrentPaths,
                 interp("interp_nxc_1d_f16", {2, 20, 32}, {2, 40, 32}, "linear", data_type::f16, true),
                 interp("interp_ncx_nearest_bf16", {2, 4, 6, 20}, {2, 4, 13, 40}, "nearest", data_type::bf16),
                 interp("interp_ncx_1d_f16", {2, 4, 40}, {2, 4, 80}, "linear", data_type::f16),
+                // 16-bit downsampling gradients streamed, narrowed in registers
+                // (docs/interpolate-stores-prefetch.md).
+                interp("interp_ncx_down_bf16", {2, 3, 16, 16}, {2, 3, 8, 8}, "linear", data_type::bf16),
+                interp("interp_ncx_down_f16", {2, 3, 16, 16}, {2, 3, 8, 8}, "linear", data_type::f16),
                 // BatchNorm: planar per channel (rows of 1 KB and more), in
                 // channel groups (short rows), with few channels (generic schedule).
                 bn("bn_ncx_per_channel", {2, 8, 16, 32}, false),

@@ -12,6 +12,7 @@
 #include "backends/tbb/bn_kernels.hpp"
 #include "backends/tbb/bn_plan.hpp"
 #include "backends/tbb/bn_relu_mask.hpp"
+#include "backends/tbb/kernel_attributes.hpp"
 #include "backends/tbb/nontemporal.hpp"
 #include "backends/tbb/parallel.hpp"
 #include "backends/tbb/size_thresholds.hpp"
@@ -60,6 +61,48 @@ struct literal_channel {
                         kernels::bn_diff_src(c, dd(a, k, i), kernels::bn_xhat(src(a, k, i), mean, inv)));
     }
 };
+
+// Per-channel values [k0, k1) at their offsets, as double into out[k]; the
+// type picked once per block, not per value.
+void load_doubles(const void *base, data_type dt, const std::vector<int64_t> &off, int64_t k0, int64_t k1,
+        double *out) {
+    if (dt == data_type::f32) {
+        const float *f = static_cast<const float *>(base);
+        for (int64_t k = k0; k < k1; ++k) out[k] = f[off[size_t(k)]];
+    } else {
+        for (int64_t k = k0; k < k1; ++k) out[k] = core::load_as_double(base, dt, off[size_t(k)]);
+    }
+}
+
+// out at offsets [k0, k1) = v[k] rounded to dt.
+void store_doubles(void *base, data_type dt, const std::vector<int64_t> &off, int64_t k0, int64_t k1, const double *v) {
+    if (dt == data_type::f32) {
+        float *f = static_cast<float *>(base);
+        for (int64_t k = k0; k < k1; ++k) f[off[size_t(k)]] = float(v[k]);
+    } else {
+        for (int64_t k = k0; k < k1; ++k) core::store_from_double(base, dt, off[size_t(k)], v[k]);
+    }
+}
+
+// 1/sqrt(var + eps) of channels [k0, k1), var read from inv in place.
+BPG_CLONES void inv_stds(double *__restrict inv, double eps, int64_t k0, int64_t k1) {
+    for (int64_t k = k0; k < k1; ++k) inv[k] = kernels::bn_inv_std(inv[k], eps);
+}
+
+// The folded pass-2 coefficients of channels [k0, k1) (kernels/bn_math.hpp),
+// rounded to float; plain arrays so that the loop vectorizes.
+struct channel_math {
+    const double *__restrict gamma, *__restrict inv, *__restrict db, *__restrict dg;
+    float *__restrict a, *__restrict c2, *__restrict c0;
+};
+BPG_CLONES void fold_coefficients(const channel_math &c, double m, bool global_stats, int64_t k0, int64_t k1) {
+    const double *__restrict gamma = c.gamma, *__restrict inv = c.inv, *__restrict db = c.db, *__restrict dg = c.dg;
+    float *__restrict a = c.a, *__restrict c2 = c.c2, *__restrict c0 = c.c0;
+    for (int64_t k = k0; k < k1; ++k) {
+        const auto folded = kernels::bn_fold(kernels::bn_coeffs(gamma[k], inv[k], db[k], dg[k], m, global_stats), inv[k]);
+        a[k] = float(folded.a), c2[k] = float(folded.c2), c0[k] = float(folded.c0);
+    }
+}
 
 // Pass-1 work items; the partials' rows (planar rows, channels-last chunks)
 // and pairs per row (see bn_kernels.hpp).
@@ -134,26 +177,29 @@ struct bn_execution {
         lay_out(p, base, w);
     }
 
-    // Loads mean, inv and gamma of every channel; zeroes the sums.
+    // Loads mean, inv and gamma of every channel; zeroes the sums. In blocks
+    // of channels, each step a plain loop: [N, C] problems have C in the
+    // 10^4s, and 1/sqrt in double is a long chain when done channel by channel.
     void load_statistics() {
-        const void *mean = b.at(p.mean_id), *var = core::ends_with_sums(p.part) ? nullptr : b.at(p.var_id),
-                   *gamma = p.has_gamma ? b.at(p.gamma_id) : nullptr;
         const bool sums_given = p.part == core::bn_bwd_part::from_sums, variance = !core::ends_with_sums(p.part);
-        const void *sum_dd = sums_given ? b.at(p.sum_dd_id) : nullptr,
-                   *sum_centered = sums_given ? b.at(p.sum_centered_id) : nullptr;
-        auto stat = [&](const void *base, data_type dt, const std::vector<int64_t> &off, int64_t k) {
-            return core::load_as_double(base, dt, off[size_t(k)]);
-        };
-        per_channel([&](int64_t k) {
-            const size_t i = size_t(k);
-            w.mean[i] = stat(mean, p.mean_dt, p.mean_off, k);
-            if (variance) w.inv[i] = kernels::bn_inv_std(stat(var, p.var_dt, p.var_off, k), double(p.epsilon));
-            w.gamma[i] = gamma ? stat(gamma, p.gamma_dt, p.gamma_off, k) : 1.0;
-            w.cf.mean[i] = float(w.mean[i]);
-            w.db[i] = sums_given ? stat(sum_dd, data_type::f32, p.sum_dd_off, k) : 0.0;
-            w.s2[i] = sums_given ? stat(sum_centered, data_type::f32, p.sum_centered_off, k) : 0.0;
-            w.dg[i] = 0.0;
-            w.literal[i] = 0;
+        per_channel_block([&](int64_t k0, int64_t k1) {
+            load_doubles(b.at(p.mean_id), p.mean_dt, p.mean_off, k0, k1, w.mean);
+            for (int64_t k = k0; k < k1; ++k) w.cf.mean[size_t(k)] = float(w.mean[k]);
+            if (variance) {
+                load_doubles(b.at(p.var_id), p.var_dt, p.var_off, k0, k1, w.inv);
+                inv_stds(w.inv, double(p.epsilon), k0, k1);
+            }
+            if (p.has_gamma) load_doubles(b.at(p.gamma_id), p.gamma_dt, p.gamma_off, k0, k1, w.gamma);
+            else std::fill(w.gamma + k0, w.gamma + k1, 1.0);
+            if (sums_given) {
+                load_doubles(b.at(p.sum_dd_id), data_type::f32, p.sum_dd_off, k0, k1, w.db);
+                load_doubles(b.at(p.sum_centered_id), data_type::f32, p.sum_centered_off, k0, k1, w.s2);
+            } else {
+                std::fill(w.db + k0, w.db + k1, 0.0);
+                std::fill(w.s2 + k0, w.s2 + k1, 0.0);
+            }
+            std::fill(w.dg + k0, w.dg + k1, 0.0);
+            std::fill(w.literal + k0, w.literal + k1, char(0));
         });
         if (needs_sums(p)) std::fill(w.partial, w.partial + 2 * partial_rows * per_row, 0.0);
     }
@@ -177,12 +223,9 @@ struct bn_execution {
         else parallel_tasks(range, body);
     }
 
-    // f(k) for every channel, in parallel where there are many: [N, C]
-    // problems have C in the 10^4s and the per-channel math in double.
-    template <typename F> void per_channel(const F &f) const {
-        loop(task_range(0, p.K, 1024), [&](const tbb::blocked_range<int64_t> &r) {
-            for (int64_t k = r.begin(); k < r.end(); ++k) f(k);
-        });
+    // f(k0, k1) for blocks of channels, in parallel where there are many.
+    template <typename F> void per_channel_block(const F &f) const {
+        loop(task_range(0, p.K, 1024), [&](const tbb::blocked_range<int64_t> &r) { f(r.begin(), r.end()); });
     }
 
     // Pass 1 on items [i0, i1): planar rows, or channels-last chunks of rows.
@@ -218,29 +261,35 @@ struct bn_execution {
         });
     }
 
-    // diff_gamma of channel k from its sums; where inv is not finite, the
-    // literal sum (a pass over the channel) gives the reference's inf/NaN.
-    double diff_gamma_of(size_t k) const {
-        const double inv = w.inv[k];
-        if (p.part == core::bn_bwd_part::from_sums) return inv * w.s2[k]; // its definition from the sums
-        return std::isfinite(inv) ? inv * w.s2[k] : (needs_sums(p) ? lit.diff_gamma(int64_t(k), w.mean[k], inv) : 0.0);
+    // The pass-2 coefficients of channels [k0, k1) from their sums, in
+    // double; a channel whose coefficients are not finite is marked for the
+    // literal formula. Plain loops over the channels, so they vectorize.
+    void finish_channels(int64_t k0, int64_t k1) {
+        // With use_global_stats the coefficients do not read diff_gamma.
+        if (!p.global_stats) diff_gammas(k0, k1);
+        fold_coefficients({w.gamma, w.inv, w.db, w.dg, w.cf.a.data(), w.cf.c2.data(), w.cf.c0.data()}, double(p.M),
+                p.global_stats, k0, k1);
+        if (p.global_stats) return;
+        for (int64_t k = k0; k < k1; ++k) {
+            const size_t i = size_t(k);
+            const bool finite = std::isfinite(w.inv[k]) && std::isfinite(w.cf.a[i]) && std::isfinite(w.cf.c2[i]) &&
+                                std::isfinite(w.cf.c0[i]);
+            w.literal[k] = !finite;
+        }
     }
 
-    // The pass-2 coefficients of channel k from its sums, in double; a
-    // channel whose coefficients are not finite is marked for the literal formula.
-    void finish_channel(size_t k) {
-        const double inv = w.inv[k];
-        // With use_global_stats the coefficients do not read diff_gamma.
-        if (!p.global_stats) w.dg[k] = diff_gamma_of(k);
-        const auto folded = kernels::bn_fold(
-                kernels::bn_coeffs(w.gamma[k], inv, w.db[k], w.dg[k], p.M, p.global_stats), inv);
-        w.cf.a[k] = float(folded.a), w.cf.c2[k] = float(folded.c2), w.cf.c0[k] = float(folded.c0);
-        const bool finite = std::isfinite(w.cf.a[k]) && std::isfinite(w.cf.c2[k]) && std::isfinite(w.cf.c0[k]);
-        w.literal[k] = !p.global_stats && !(std::isfinite(inv) && finite);
+    // diff_gamma of channels [k0, k1): inv * the centered sum, and where inv
+    // is not finite, the literal sum (a pass over the channel) for the
+    // reference's inf/NaN (from_sums: always its definition from the sums).
+    void diff_gammas(int64_t k0, int64_t k1) {
+        for (int64_t k = k0; k < k1; ++k) w.dg[k] = w.inv[k] * w.s2[k];
+        if (p.part == core::bn_bwd_part::from_sums) return;
+        for (int64_t k = k0; k < k1; ++k)
+            if (!std::isfinite(w.inv[k])) w.dg[k] = needs_sums(p) ? lit.diff_gamma(k, w.mean[k], w.inv[k]) : 0.0;
     }
 
     void finish_all() {
-        per_channel([&](int64_t k) { finish_channel(size_t(k)); });
+        per_channel_block([&](int64_t k0, int64_t k1) { finish_channels(k0, k1); });
     }
 
     // Pass 1 over everything (global: with use_global_stats' diff_src).
@@ -258,9 +307,9 @@ struct bn_execution {
     // the passes.
     void two_sweeps() {
         sums_all();
-        per_channel([&](int64_t k) {
-            combine(k);
-            finish_channel(size_t(k));
+        per_channel_block([&](int64_t k0, int64_t k1) {
+            for (int64_t k = k0; k < k1; ++k) combine(k);
+            finish_channels(k0, k1);
         });
         update_all();
     }
@@ -278,9 +327,9 @@ struct bn_execution {
     void global_sums() {
         finish_all();
         sums_all(&w.cf);
-        per_channel([&](int64_t k) {
-            combine(k);
-            w.dg[size_t(k)] = diff_gamma_of(size_t(k));
+        per_channel_block([&](int64_t k0, int64_t k1) {
+            for (int64_t k = k0; k < k1; ++k) combine(k);
+            diff_gammas(k0, k1);
         });
     }
 
@@ -293,7 +342,7 @@ struct bn_execution {
                 if (decisions) bn::relu_passed_sums(p, d, w.cf.mean.data(), w.partial, k, passed);
                 else sums(k * p.A, (k + 1) * p.A);
                 combine(k);
-                finish_channel(size_t(k));
+                finish_channels(k, k + 1);
                 if (w.literal[size_t(k)]) continue;
                 if (decisions) bn::relu_passed_update(p, d, w.cf, k, passed);
                 else bn::planar_update_channel(p, d, w.cf, k);
@@ -315,11 +364,9 @@ struct bn_execution {
                 const int64_t k0 = g * group, k1 = std::min(p.K, k0 + group);
                 bn::short_rows_sums(p, d, w.cf.mean.data(), w.partial, k0, k1);
                 bool any_literal = false;
-                for (int64_t k = k0; k < k1; ++k) {
-                    combine(k);
-                    finish_channel(size_t(k));
-                    any_literal |= w.literal[size_t(k)] != 0;
-                }
+                for (int64_t k = k0; k < k1; ++k) combine(k);
+                finish_channels(k0, k1);
+                for (int64_t k = k0; k < k1; ++k) any_literal |= w.literal[size_t(k)] != 0;
                 if (!any_literal) bn::short_rows_update(p, d, w.cf, k0, k1);
                 else
                     for (int64_t k = k0; k < k1; ++k)
@@ -334,17 +381,17 @@ struct bn_execution {
     void finish_outputs() const {
         if (core::ends_with_sums(p.part)) {
             void *sum_dd = b.at(p.sum_dd_id), *sum_centered = b.at(p.sum_centered_id);
-            per_channel([&](int64_t k) {
-                core::store_from_double(sum_dd, data_type::f32, p.sum_dd_off[size_t(k)], w.db[size_t(k)]);
-                core::store_from_double(sum_centered, data_type::f32, p.sum_centered_off[size_t(k)], w.s2[size_t(k)]);
+            per_channel_block([&](int64_t k0, int64_t k1) {
+                store_doubles(sum_dd, data_type::f32, p.sum_dd_off, k0, k1, w.db);
+                store_doubles(sum_centered, data_type::f32, p.sum_centered_off, k0, k1, w.s2);
             });
             return;
         }
         if (p.has_diff_stats) {
             void *dgamma = b.at(p.dgamma_id), *dbeta = b.at(p.dbeta_id);
-            per_channel([&](int64_t k) {
-                core::store_from_double(dgamma, p.dgamma_dt, p.dgamma_off[size_t(k)], w.dg[size_t(k)]);
-                core::store_from_double(dbeta, p.dbeta_dt, p.dbeta_off[size_t(k)], w.db[size_t(k)]);
+            per_channel_block([&](int64_t k0, int64_t k1) {
+                store_doubles(dgamma, p.dgamma_dt, p.dgamma_off, k0, k1, w.dg);
+                store_doubles(dbeta, p.dbeta_dt, p.dbeta_off, k0, k1, w.db);
             });
         }
         for (size_t k = 0; k < size_t(p.K); ++k)

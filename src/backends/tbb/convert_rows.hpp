@@ -40,12 +40,30 @@ bool f16c_available();
 void f16c_load(const uint16_t *s, float *d, int64_t n);
 void f16c_store(const float *s, uint16_t *d, int64_t n);
 
+// Rows of 16 values and more are narrowed 16 lanes at a time in AVX-512
+// registers where the CPU has it (convert_lanes.hpp: the same bits), a
+// third of the instructions of the 8-lane loops. Tested like the F16C ones.
+bool narrow_lanes_available();
+void narrow_lanes(const float *s, bf16_t *d, int64_t n);
+void narrow_lanes(const float *s, f16_t *d, int64_t n);
+
+template <> struct row_io<bf16_t> {
+    static void load(const bf16_t *s, float *d, int64_t n) {
+        for (int64_t i = 0; i < n; ++i) d[i] = to_f32(s[i]);
+    }
+    static void store(const float *s, bf16_t *d, int64_t n) {
+        if (n >= 16 && narrow_lanes_available()) return narrow_lanes(s, d, n);
+        for (int64_t i = 0; i < n; ++i) d[i] = from_f32<bf16_t>(s[i]);
+    }
+};
+
 template <> struct row_io<f16_t> {
     static void load(const f16_t *s, float *d, int64_t n) {
         if (f16c_available()) return f16c_load(&s->bits, d, n);
         for (int64_t i = 0; i < n; ++i) d[i] = to_f32(s[i]);
     }
     static void store(const float *s, f16_t *d, int64_t n) {
+        if (n >= 16 && narrow_lanes_available()) return narrow_lanes(s, d, n);
         if (f16c_available()) return f16c_store(s, &d->bits, n);
         for (int64_t i = 0; i < n; ++i) d[i] = from_f32<f16_t>(s[i]);
     }

@@ -137,15 +137,30 @@ double bytes_of(const interp_plan &p, const std::array<int64_t, 4> &spatial) {
 }
 
 interp_store store_of(const interp_plan &p) {
-    if (p.dt != data_type::f32 || p.nsp == 1) return interp_store::cached;
-    if (bytes_of(p, p.in) < double(size_threshold(interp_nontemporal_min_bytes))) return interp_store::cached;
+    if (p.nsp == 1 || bytes_of(p, p.in) < double(size_threshold(interp_nontemporal_min_bytes)))
+        return interp_store::cached;
     int64_t ds_plane = 1, dd_plane = 1;
     for (int k = 0; k < p.nsp; ++k) {
         ds_plane *= p.in[size_t(k)];
         dd_plane *= p.out[size_t(k)];
     }
-    // Channels-last: each contiguous row of the last level.
-    if (p.channels_last) return p.ds_sp[size_t(p.nsp - 1)] == p.run ? interp_store::nontemporal : interp_store::cached;
+    if (p.dt != data_type::f32) {
+        // 16-bit planar 2-D, the gradient of downsampling: rows contiguous in
+        // diff_src, so that a batch of them streams as one run.
+        const bool streams = planar_2d(p) && has_avx512f() && ds_plane >= dd_plane && p.ds_sp[0] == p.in[1];
+        if (!streams) return interp_store::cached;
+        return p.dt == data_type::bf16 && has_avx512_bf16() ? interp_store::nontemporal_narrowed_bf16_hw
+                                                             : interp_store::nontemporal_narrowed;
+    }
+    // Channels-last: each contiguous row of the last level. The levels
+    // stage each row and copy it out: where diff_src is smaller than
+    // diff_dst (the gradient of upsampling) the copy costs more than the
+    // reads for ownership it saves.
+    if (p.channels_last) {
+        const bool staged_upsampling = p.nsp == 2 && p.levels == interp_levels::channels_last_levels_2d && ds_plane < dd_plane;
+        return p.ds_sp[size_t(p.nsp - 1)] == p.run && !staged_upsampling ? interp_store::nontemporal
+                                                                         : interp_store::cached;
+    }
     // Planar 2-D: whole dense planes at least as large as diff_dst's (the
     // gradient of downsampling; upsampling's output, a quarter of its input,
     // gains nothing), one task per plane.
@@ -201,6 +216,8 @@ std::string to_string(interp_store s) {
         case interp_store::cached: return "cached";
         case interp_store::nontemporal: return "nontemporal";
         case interp_store::nontemporal_gather: return "nontemporal_gather";
+        case interp_store::nontemporal_narrowed: return "nontemporal_narrowed";
+        case interp_store::nontemporal_narrowed_bf16_hw: return "nontemporal_narrowed_bf16_hw";
     }
     return "?";
 }
@@ -225,7 +242,19 @@ void choose_interp_path(interp_plan &p) {
     // 2-D rows read from diff_dst are prefetched (in 3-D those are whole
     // slices, where it was slower); fused runs prefetch only the rows new to
     // each input, a shorter way ahead.
-    if (p.nsp == 2 && p.source != interp_source::f32_strided && !small_planes(p))
+    // Channels-last levels: not where axis 0 is upsampled (an input reads
+    // several whole new slices at once, and their burst of prefetches held
+    // up its own loads).
+    // Nor for planar 16-bit rows read in registers: the prefetches of each
+    // input's new rows stalled on the misses already in flight.
+    // Nor for fused runs over a diff_dst that stays in the cache between
+    // runs: the prefetches only took issue slots.
+    const bool upsampled_slices = p.levels == interp_levels::channels_last_levels_2d && p.out[0] > p.in[0];
+    const bool rows_in_registers = !p.channels_last && p.source == interp_source::converted_in_registers;
+    const bool cached_runs = p.levels == interp_levels::channels_last_fused_runs_2d
+            && bytes_of(p, p.out) < double(size_threshold(fused_runs_prefetch_min_bytes));
+    if (p.nsp == 2 && p.source != interp_source::f32_strided && !small_planes(p)
+            && !upsampled_slices && !rows_in_registers && !cached_runs)
         p.prefetch_bytes0 = p.levels == interp_levels::channels_last_fused_runs_2d ? fused_runs_prefetch_bytes
                                                                                    : prefetch_ahead_bytes;
     if (p.nsp >= 3 && p.source == interp_source::f32

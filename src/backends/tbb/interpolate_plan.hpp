@@ -85,6 +85,12 @@ enum class interp_store {
     // Planar 2-D f32 with the AVX-512 slot gather: the gather writes whole
     // aligned vectors of each plane past the caches itself.
     nontemporal_gather,
+    // 16-bit planar 2-D: each batch of f32 rows narrowed in registers and
+    // streamed in whole lines (narrow_stream.hpp), the ends in plain stores.
+    nontemporal_narrowed,
+    // The same, bf16 rounded by vcvtneps2bf16 where the CPU has AVX512_BF16
+    // (the integer rounding held up the streaming loop).
+    nontemporal_narrowed_bf16_hw,
 };
 
 struct interp_plan {
@@ -164,6 +170,8 @@ constexpr int64_t interp_nontemporal_min_bytes = int64_t(8) << 20;
 // Level-0 prefetch distances (bench/NOTES.md).
 constexpr int64_t prefetch_ahead_bytes = int64_t(8) << 10;
 constexpr int64_t fused_runs_prefetch_bytes = int64_t(4) << 10;
+// diff_dst from which the fused runs prefetch at all (below, it is in the cache).
+constexpr int64_t fused_runs_prefetch_min_bytes = int64_t(8) << 20;
 
 // Empty string and a filled plan when the kernel runs the problem; else why not.
 // Runs in the partition's thread context (tasks_at_once()).

@@ -13,6 +13,7 @@
 #include "backends/tbb/interpolate_plane_rows.hpp"
 #include "backends/tbb/interpolate_small_planes.hpp"
 #include "backends/tbb/kernel_attributes.hpp"
+#include "backends/tbb/narrow_stream.hpp"
 #include "backends/tbb/nontemporal.hpp"
 #include "backends/tbb/parallel.hpp"
 #include "backends/tbb/row_gather_stride2.hpp"
@@ -261,6 +262,12 @@ template <typename T> struct task {
     // r * row_stride, in one conversion when they are contiguous there.
     BPG_ALWAYS_INLINE void store_rows(int64_t nrows, T *dst, int64_t row_stride) {
         const int64_t w = p.axes[size_t(p.nsp - 1)].in;
+        if constexpr (std::is_same_v<T, bf16_t>)
+            if (p.store == interp_store::nontemporal_narrowed_bf16_hw && row_stride == w)
+                return narrow_stream_bf16_hw(s.out.data(), dst, nrows * w);
+        if constexpr (!std::is_same_v<T, float>)
+            if (p.store == interp_store::nontemporal_narrowed && row_stride == w)
+                return narrow_stream(s.out.data(), dst, nrows * w);
         if (row_stride == w) return row_io<T>::store(s.out.data(), dst, nrows * w);
         for (int64_t r = 0; r < nrows; ++r) row_io<T>::store(s.out.data() + r * w, dst + r * row_stride, w);
     }
@@ -492,7 +499,8 @@ BPG_ALWAYS_INLINE void run_tasks(const interp_plan &p, scratch &s, const T *dd, 
     }
     // Planar non-temporal stores (one task per plane): written by the final
     // gather itself, or the plane through the per-thread buffer.
-    const bool planar_nontemporal = !p.channels_last && p.store != interp_store::cached;
+    const bool planar_nontemporal = !p.channels_last
+            && (p.store == interp_store::nontemporal || p.store == interp_store::nontemporal_gather);
     const bool by_gather = p.store == interp_store::nontemporal_gather;
     bool dense_slices = true;
     for (size_t r = 0; r < p.dd_rows0.size(); ++r) dense_slices = dense_slices && p.dd_rows0[r] == int64_t(r) * p.run;
@@ -507,6 +515,9 @@ BPG_ALWAYS_INLINE void run_tasks(const interp_plan &p, scratch &s, const T *dd, 
         k.run(std::min(in0, b * units / parts * p.split_unit), std::min(in0, (b + 1) * units / parts * p.split_unit));
         out.finish();
     }
+    // Once a task, not once a streamed run.
+    if (p.store == interp_store::nontemporal_narrowed || p.store == interp_store::nontemporal_narrowed_bf16_hw)
+        store_fence();
 }
 
 BPG_CLONES void run_tasks_f32(const interp_plan &p, scratch &s, const void *dd, void *ds, int64_t t0, int64_t t1) {

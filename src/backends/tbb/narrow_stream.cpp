@@ -1,0 +1,77 @@
+// narrow_lanes (row_io's AVX-512 narrowing, convert_rows.hpp) and narrow_stream:
+// f32 narrowed to 16-bit in registers, stored plain or past the caches.
+#include "backends/tbb/narrow_stream.hpp"
+
+#include <algorithm>
+
+#include <immintrin.h>
+
+#include "backends/tbb/convert_lanes.hpp"
+#include "backends/tbb/cpu.hpp"
+
+namespace bpg::tbb_backend {
+
+namespace {
+
+// (A vector-extension shuffle joins the halves: GCC 12's insert intrinsic
+// warns of its own undefined operand.)
+typedef long long v4di __attribute__((vector_size(32)));
+
+// The first n (<= 16) values of s narrowed to d in plain stores; reads
+// nothing past them.
+template <typename T> __attribute__((target("avx512f"), always_inline)) inline void narrow_plain(const float *s, T *d, int64_t n) {
+    const __mmask16 m = n >= 16 ? __mmask16(0xffff) : __mmask16((1u << n) - 1u);
+    convert16::store_first(d, _mm512_maskz_loadu_ps(m, s), n);
+}
+
+template <typename T> __attribute__((target("avx512f"))) void narrow_lanes_avx512(const float *s, T *d, int64_t n) {
+    int64_t k = 0;
+    for (; k + 16 <= n; k += 16) convert16::store16(d + k, _mm512_loadu_ps(s + k));
+    if (k < n) narrow_plain(s + k, d + k, n - k);
+}
+
+// bf16 by AVX512_BF16's vcvtneps2bf16 (inline asm: built for AVX512F
+// only). It reads denormals as zero, so a vector holding one takes the
+// integer formula: the same bits either way (round to nearest even, NaN
+// quieted alike).
+__attribute__((target("avx512f"), always_inline)) inline __m256i narrow_hw(__m512 v) {
+    const __m512i u = _mm512_castps_si512(v);
+    const __mmask16 denormal = _mm512_mask_test_epi32_mask(
+            _mm512_testn_epi32_mask(u, _mm512_set1_epi32(0x7f800000)), u, _mm512_set1_epi32(0x007fffff));
+    if (__builtin_expect(denormal != 0, 0)) return convert16::narrow(v, static_cast<const bf16_t *>(nullptr));
+    __m256i h;
+    asm("vcvtneps2bf16 %1, %0" : "=v"(h) : "v"(v));
+    return h;
+}
+
+template <typename T, bool HW> __attribute__((target("avx512f"), always_inline)) inline __m256i narrow16(__m512 v, T *d) {
+    if constexpr (HW) return narrow_hw(v);
+    else return convert16::narrow(v, d);
+}
+
+template <typename T, bool HW = false> __attribute__((target("avx512f"))) void narrow_stream_avx512(const float *s, T *d, int64_t n) {
+    // Values up to the first 64-byte line of d (d is 2-byte aligned).
+    const int64_t head = std::min<int64_t>(n, int64_t((64 - reinterpret_cast<uintptr_t>(d) % 64) % 64) / 2);
+    for (int64_t k = 0; k < head; k += 16) narrow_plain(s + k, d + k, std::min<int64_t>(16, head - k));
+    s += head, d += head, n -= head;
+    for (; n >= 32; n -= 32, s += 32, d += 32) {
+        const v4di lo = v4di(narrow16<T, HW>(_mm512_loadu_ps(s), d));
+        const v4di hi = v4di(narrow16<T, HW>(_mm512_loadu_ps(s + 16), d));
+        _mm512_stream_si512(reinterpret_cast<__m512i *>(d), __m512i(__builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7)));
+    }
+    for (int64_t k = 0; k < n; k += 16) narrow_plain(s + k, d + k, std::min<int64_t>(16, n - k));
+}
+
+} // namespace
+
+bool narrow_lanes_available() { return has_avx512f(); }
+void narrow_lanes(const float *s, bf16_t *d, int64_t n) { narrow_lanes_avx512(s, d, n); }
+void narrow_lanes(const float *s, f16_t *d, int64_t n) { narrow_lanes_avx512(s, d, n); }
+
+void store_fence() { _mm_sfence(); }
+
+void narrow_stream(const float *s, bf16_t *d, int64_t n) { narrow_stream_avx512(s, d, n); }
+void narrow_stream_bf16_hw(const float *s, bf16_t *d, int64_t n) { narrow_stream_avx512<bf16_t, true>(s, d, n); }
+void narrow_stream(const float *s, f16_t *d, int64_t n) { narrow_stream_avx512(s, d, n); }
+
+} // namespace bpg::tbb_backend
