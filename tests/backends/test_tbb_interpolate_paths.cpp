@@ -721,6 +721,7 @@ TEST(TbbInterpolatePaths, ChannelsLastLevelsUpsamplingCached) {
     if (tbb_backend::has_avx512f())
         expect_path(make_case(layout::nxc, f32, 2, 32, {5, 7}, {10, 14}),
                 "interpolate:channels_last_fused_runs_2d:f32:batch=1:nontemporal");
+}
 
 // ---- small planes, a row per vector ----
 
