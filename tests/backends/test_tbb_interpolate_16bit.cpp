@@ -5,7 +5,8 @@
 // diff_dst's runs), and give them for any number of threads, on inputs with
 // full mantissas; the same for three axes, whose last two levels run fused
 // from the f32 scratch, and for the levels that only widen in registers.
-// (The small planes' 16-bit bits: test_tbb_interpolate_small_planes.cpp.)
+// (The small planes' 16-bit bits: test_tbb_interpolate_small_planes.cpp;
+// their bf16 narrowed by vcvtneps2bf16, with denormals, at the end here.)
 #include <cstring>
 #include <random>
 #include <string>
@@ -14,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "backends/tbb/cpu.hpp"
+#include "backends/tbb/interpolate_small_planes.hpp"
 #include "support/default_threads.hpp"
 #include "support/interp_case.hpp"
 
@@ -182,6 +184,39 @@ TEST(TbbInterpolate16bit, InRegistersGiveTheGenericBits) {
                 EXPECT_EQ(bits_of(one), bits_of(run_interp(c, backend_kind::tbb, dd)));
             });
         }
+}
+
+// bf16 small planes narrowed by vcvtneps2bf16 (interp_plan::bf16_vcvtne):
+// denormal results, which the instruction reads as zero, keep the integer
+// rounding's bits through the formula; the generic loops round every value
+// by the formula. Every third plane is scaled into the denormals, so that
+// vectors of both kinds, and of lanes of both kinds, are narrowed.
+TEST(TbbInterpolate16bit, SmallPlanesBf16DenormalsKeepTheBits) {
+    if (!tbb_backend::small_planes_bf16_vcvtne()) GTEST_SKIP() << "needs AVX512_BF16 and AVX512DQ";
+    const dims shapes16[][2] = {{{7, 7}, {14, 14}}, {{14, 14}, {7, 7}}}; // a row per vector, the lanes
+    for (const auto &shape : shapes16) {
+        interp_case c;
+        c.mode = "linear";
+        c.dt = data_type::bf16;
+        c.src = {2, 100, shape[0][0], shape[0][1]};
+        c.dst = {2, 100, shape[1][0], shape[1][1]};
+        SCOPED_TRACE(c.name());
+        const size_t plane = size_t(shape[1][0] * shape[1][1]);
+        std::vector<float> dd = full_mantissas(200 * plane, 21);
+        for (size_t i = 0; i < dd.size(); ++i)
+            if (i / plane % 3 == 0) dd[i] *= 1e-38f;
+        std::vector<float> got;
+        with_default_threads(2, [&] {
+            const std::string path = compile_interp_case(c, backend_kind::tbb).get_kernel_path();
+            EXPECT_NE(path.find(":bf16_vcvtne"), std::string::npos) << path;
+            got = run_interp(c, backend_kind::tbb, dd);
+        });
+        size_t denormals = 0;
+        for (uint32_t b : bits_of(got)) denormals += (b & 0x7f800000u) == 0 && (b & 0x007fffffu) != 0;
+        EXPECT_GT(denormals, got.size() / 8);
+        const generic_loops generic;
+        with_default_threads(2, [&] { EXPECT_EQ(bits_of(got), bits_of(run_interp(c, backend_kind::tbb, dd))); });
+    }
 }
 
 } // namespace

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "backends/tbb/cpu.hpp"
+#include "backends/tbb/interpolate_small_planes.hpp"
 #include "backends/tbb/size_thresholds.hpp"
 #include "support/default_threads.hpp"
 #include "support/interp_case.hpp"
@@ -58,6 +59,12 @@ dims padded_strides(const dims &shape, int64_t pad) {
 interp_case padded_diff_dst(interp_case c, int64_t pad) {
     c.dst_strides = padded_strides(c.dst, pad);
     return c;
+}
+
+// The suffix of the small-planes paths for bf16 narrowed by vcvtneps2bf16,
+// where the CPU has it.
+std::string vcvtne(data_type dt) {
+    return dt == data_type::bf16 && tbb_backend::small_planes_bf16_vcvtne() ? ":bf16_vcvtne" : "";
 }
 
 struct lowered_thresholds {
@@ -199,33 +206,36 @@ TEST(TbbInterpolatePaths, PlanarRowsThenGather2d) {
             "interpolate:planar_rows_then_gather_2d:f32:batch=8:cached");
 }
 
-// Planes of a few vectors, many of them: 16 at once, one per lane. Every
+// Planes of a few vectors, many of them: 16 at once, one per lane, or a
+// row per vector where rows are 16 or shorter (PlanarPlaneRows2d). Every
 // coordinate mode and tap form reaches it; planes are counted so that each
 // of 3 threads gets several groups, the last one part full.
 TEST(TbbInterpolatePaths, PlanarSmallPlanes2d) {
     REQUIRE_AVX512F();
     const std::string path = "interpolate:planar_small_planes_2d:f32:cached";
-    expect_path(make_case(layout::ncx, f32, 2, 100, {7, 7}, {14, 14}), path);
+    const std::string rows = "interpolate:planar_plane_rows_2d:f32:cached"; // rows of <= 16
+    expect_path(make_case(layout::ncx, f32, 2, 100, {7, 7}, {14, 14}), rows);
     expect_path(make_case(layout::ncx, f32, 2, 100, {14, 14}, {7, 7}), path, 3);
-    expect_path(make_case(layout::ncx, f32, 3, 67, {7, 7}, {14, 14}, "nearest"), path, 3);
-    expect_path(make_case(layout::ncx, f32, 1, 200, {7, 5}, {3, 13}), path);
+    expect_path(make_case(layout::ncx, f32, 3, 67, {7, 7}, {14, 14}, "nearest"), rows, 3);
+    expect_path(make_case(layout::ncx, f32, 1, 200, {7, 5}, {3, 13}), rows);
     expect_path(make_case(layout::ncx, f32, 1, 200, {5, 1}, {1, 9}), path);
     expect_path(make_case(layout::ncx, f32, 2, 100, {14, 14}, {28, 28}), path, 3); // the largest planes
     expect_path(make_case(layout::ncx, f32, 2, 100, {16, 16}, {32, 32}, "nearest"), path);
-    expect_path(make_case(layout::nxc, f32, 201, 1, {6, 7}, {13, 14}), path, 3);
+    expect_path(make_case(layout::nxc, f32, 201, 1, {6, 7}, {13, 14}), rows, 3);
     for (const char *coord : {"align_corners", "asymmetric", "pytorch_half_pixel", "tf_half_pixel_for_nn"}) {
         interp_case c = make_case(layout::ncx, f32, 2, 100, {7, 6}, {13, 14}, "nearest");
         c.coord = coord;
-        expect_path(c, path, 3);
+        expect_path(c, rows, 3);
         if (std::string(coord) == "tf_half_pixel_for_nn") continue; // nearest only
         c.mode = "linear";
-        expect_path(c, path, 3);
+        expect_path(c, rows, 3);
     }
     for (data_type dt : {bf16, f16}) {
-        const std::string tile = "interpolate:planar_small_planes_2d:converted_in_registers:cached";
-        expect_path(make_case(layout::ncx, dt, 2, 100, {7, 7}, {14, 14}), tile);
+        const std::string tile = "interpolate:planar_small_planes_2d:converted_in_registers:cached" + vcvtne(dt);
+        const std::string rows16 = "interpolate:planar_plane_rows_2d:converted_in_registers:cached" + vcvtne(dt);
+        expect_path(make_case(layout::ncx, dt, 2, 100, {7, 7}, {14, 14}), rows16);
         expect_path(make_case(layout::ncx, dt, 2, 100, {14, 14}, {7, 7}, "nearest"), tile, 3);
-        expect_path(make_case(layout::nxc, dt, 201, 1, {7, 5}, {3, 13}), tile, 3);
+        expect_path(make_case(layout::nxc, dt, 201, 1, {7, 5}, {3, 13}), rows16, 3);
         expect_path(make_case(layout::ncx, dt, 2, 100, {14, 14}, {28, 28}), tile, 3);
     }
     // Planes too large or too few, diff_dst rows with gaps: the row paths.
@@ -429,9 +439,9 @@ TEST(TbbInterpolatePaths, SourceConvertedInRegisters) {
     REQUIRE_AVX512F();
     for (data_type dt : {bf16, f16}) {
         expect_path(make_case(layout::ncx, dt, 2, 100, {7, 7}, {14, 14}),
-                "interpolate:planar_small_planes_2d:converted_in_registers:cached", 3);
-        expect_path(make_case(layout::nxc, dt, 201, 1, {14, 14}, {7, 7}),
-                "interpolate:planar_small_planes_2d:converted_in_registers:cached");
+                "interpolate:planar_plane_rows_2d:converted_in_registers:cached" + vcvtne(dt), 3);
+        expect_path(make_case(layout::nxc, dt, 201, 1, {14, 14}, {28, 28}),
+                "interpolate:planar_small_planes_2d:converted_in_registers:cached" + vcvtne(dt));
         expect_path(make_case(layout::nxc, dt, 2, 32, {5, 7}, {10, 14}),
                 "interpolate:channels_last_fused_runs_2d:converted_in_registers:batch=1:cached", 3);
         expect_path(make_case(layout::ncx_channels_last, dt, 2, 16, {5, 7}, {10, 14}),
@@ -711,6 +721,48 @@ TEST(TbbInterpolatePaths, ChannelsLastLevelsUpsamplingCached) {
     if (tbb_backend::has_avx512f())
         expect_path(make_case(layout::nxc, f32, 2, 32, {5, 7}, {10, 14}),
                 "interpolate:channels_last_fused_runs_2d:f32:batch=1:nontemporal");
+}
+
+// ---- small planes, a row per vector ----
+
+// Small planes whose diff_dst and diff_src rows are 16 elements or fewer,
+// diff_src planes smaller than diff_dst's:
+// a plane at a time, four side by side. Sizes around the vector (rows of 1,
+// 5, 8 and 16: two rows per vector or one, full and partial stores), every
+// coordinate mode, a part-full last block of planes (201 planes), NCX and
+// the planar layouts of C = 1; 1 and 3 threads.
+TEST(TbbInterpolatePaths, PlanarPlaneRows2d) {
+    REQUIRE_AVX512F();
+    for (data_type dt : {f32, bf16, f16}) {
+        const std::string rows = "interpolate:planar_plane_rows_2d:"
+                + std::string(dt == f32 ? "f32" : "converted_in_registers") + ":cached" + vcvtne(dt);
+        for (int threads : {1, 3}) {
+            expect_path(make_case(layout::ncx, dt, 2, 100, {7, 7}, {14, 14}), rows, threads);
+            expect_path(make_case(layout::ncx, dt, 2, 100, {8, 8}, {16, 16}, "nearest"), rows, threads);
+        }
+        expect_path(make_case(layout::ncx, dt, 2, 100, {7, 7}, {14, 14}, "nearest"), rows, 3);
+        expect_path(make_case(layout::ncx, dt, 2, 100, {8, 8}, {16, 16}), rows);
+        expect_path(make_case(layout::ncx, dt, 1, 200, {5, 1}, {9, 4}), rows, 3);
+        expect_path(make_case(layout::ncx, dt, 1, 200, {3, 5}, {6, 3}, "nearest"), rows, 3);
+        expect_path(make_case(layout::ncx, dt, 1, 200, {5, 16}, {9, 16}), rows);
+        expect_path(make_case(layout::nxc, dt, 201, 1, {6, 7}, {13, 14}), rows, 3);
+        expect_path(make_case(layout::ncx_channels_last, dt, 201, 1, {7, 7}, {14, 14}), rows, 3);
+        for (const char *coord : {"align_corners", "asymmetric", "pytorch_half_pixel", "tf_half_pixel_for_nn"}) {
+            interp_case c = make_case(layout::ncx, dt, 2, 100, {7, 6}, {13, 14}, "nearest");
+            c.coord = coord;
+            expect_path(c, rows, 3);
+            if (std::string(coord) == "tf_half_pixel_for_nn") continue; // nearest only
+            c.mode = "linear";
+            expect_path(c, rows, 3);
+        }
+    }
+    // Rows over 16, more than 8 taps per diff_src element of the inner
+    // axis, diff_src planes as large as diff_dst's: 16 planes in the lanes.
+    const std::string lanes = "interpolate:planar_small_planes_2d:f32:cached";
+    expect_path(make_case(layout::ncx, f32, 2, 100, {14, 14}, {7, 7}), lanes, 3);
+    expect_path(make_case(layout::ncx, f32, 2, 100, {16, 16}, {8, 8}), lanes);
+    expect_path(make_case(layout::ncx, f32, 2, 100, {7, 9}, {13, 17}), lanes, 3);
+    expect_path(make_case(layout::ncx, f32, 2, 100, {7, 2}, {14, 16}), lanes, 3);
 }
 
 } // namespace

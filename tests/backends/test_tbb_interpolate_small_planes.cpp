@@ -1,7 +1,8 @@
-// interp_levels::planar_small_planes_2d keeps the bits of the row-wise path
-// it replaces (planar_fused_row_gather_2d: each lane does that path's
-// operations on its element) and gives them for any number of threads, on
-// inputs with full mantissas, in every dtype.
+// The small-planes paths, interp_levels::planar_small_planes_2d (16 planes
+// in the lanes) and planar_plane_rows_2d (a row per vector), keep the bits
+// of the row-wise path they replace (planar_fused_row_gather_2d: each lane
+// does that path's operations on its element) and give them for any number
+// of threads, on inputs with full mantissas, in every dtype.
 #include <cstring>
 #include <random>
 #include <string>
@@ -28,14 +29,24 @@ interp_case ncx_case(data_type dt, int64_t n, int64_t c, const dims &src, const 
 struct shape_case {
     dims src, dst;
     const char *mode;
+    const char *path;
 };
 
+const char *const lanes = "interpolate:planar_small_planes_2d", *const rows = "interpolate:planar_plane_rows_2d";
+
 const shape_case shapes[] = {
-        {{7, 7}, {14, 14}, "linear"},
-        {{14, 14}, {7, 7}, "linear"},
-        {{7, 7}, {14, 14}, "nearest"},
-        {{7, 5}, {3, 13}, "linear"},
-        {{6, 9}, {13, 4}, "nearest"},
+        {{7, 7}, {14, 14}, "linear", rows},
+        {{14, 14}, {7, 7}, "linear", lanes},
+        {{7, 7}, {14, 14}, "nearest", rows},
+        {{7, 5}, {3, 13}, "linear", rows},
+        {{6, 9}, {13, 4}, "nearest", lanes},
+        {{5, 1}, {9, 4}, "linear", rows},
+        {{5, 1}, {1, 9}, "linear", lanes},
+        {{16, 16}, {8, 8}, "linear", lanes},
+        {{4, 7}, {9, 13}, "nearest", rows},
+        {{14, 14}, {28, 28}, "linear", lanes},
+        {{9, 17}, {5, 9}, "linear", lanes},
+        {{7, 2}, {14, 16}, "linear", lanes},
 };
 
 const data_type dtypes[] = {data_type::f32, data_type::bf16, data_type::f16};
@@ -58,8 +69,8 @@ TEST(TbbInterpolateSmallPlanes, SameBitsForAnyThreadCount) {
             const interp_case c = ncx_case(dt, 3, 70, s.src, s.dst, s.mode); // 210 planes: the last group part full
             SCOPED_TRACE(c.name());
             const std::vector<float> dd = full_mantissas(size_t(3 * 70 * s.dst[0] * s.dst[1]), 5);
-            const std::vector<float> one = run_on(c, 1, dd, "interpolate:planar_small_planes_2d");
-            const std::vector<float> three = run_on(c, 3, dd, "interpolate:planar_small_planes_2d");
+            const std::vector<float> one = run_on(c, 1, dd, s.path);
+            const std::vector<float> three = run_on(c, 3, dd, s.path);
             EXPECT_EQ(bits_of(one, one.size()), bits_of(three, three.size()));
         }
 }
@@ -74,10 +85,12 @@ TEST(TbbInterpolateSmallPlanes, RowPathBits) {
             SCOPED_TRACE(many.name());
             const size_t dd_plane = size_t(s.dst[0] * s.dst[1]), ds_plane = size_t(s.src[0] * s.src[1]);
             const std::vector<float> dd = full_mantissas(200 * dd_plane, 9);
-            const std::vector<float> got = run_on(many, 2, dd, "interpolate:planar_small_planes_2d");
+            const std::vector<float> got = run_on(many, 2, dd, s.path);
             const std::vector<float> want = run_on(few, 2, std::vector<float>(dd.begin(), dd.begin() + long(8 * dd_plane)),
                     "interpolate:planar_");
-            EXPECT_EQ(compile_interp_case(few, backend_kind::tbb).get_kernel_path().find("small_planes"), std::string::npos);
+            const std::string few_path = compile_interp_case(few, backend_kind::tbb).get_kernel_path();
+            EXPECT_EQ(few_path.find("small_planes"), std::string::npos);
+            EXPECT_EQ(few_path.find("plane_rows"), std::string::npos);
             EXPECT_EQ(bits_of(got, 8 * ds_plane), bits_of(want, 8 * ds_plane));
         }
 }

@@ -136,8 +136,10 @@ INSTANTIATE_TEST_SUITE_P(Tbb, ConcurrentPaths,
                 interp("interp_nxc_f16", {2, 6, 6, 16}, {2, 12, 12, 16}, "linear", data_type::f16, true),
                 interp("interp_ncx_3d_f16", {1, 2, 4, 4, 4}, {1, 2, 8, 8, 8}, "linear", data_type::f16),
                 interp_mixed("interp_mixed_layouts", {2, 8, 6, 6}, {2, 8, 12, 12}),
-                // Many small planes, 16 at once in the vector lanes (AVX-512).
+                // Many small planes (AVX-512): rows of up to 16 a row per
+                // vector, longer ones 16 planes at once in the vector lanes.
                 interp("interp_ncx_small_planes", {8, 64, 7, 7}, {8, 64, 14, 14}, "linear"),
+                interp("interp_ncx_small_planes_lanes", {8, 64, 14, 14}, {8, 64, 28, 28}, "linear"),
                 interp("interp_ncx_small_planes_f16", {8, 65, 14, 14}, {8, 65, 7, 7}, "nearest", data_type::f16),
                 // 16-bit read and written in registers (docs/interpolate-16bit.md).
                 interp("interp_nxc_down_bf16", {2, 12, 12, 32}, {2, 6, 6, 32}, "linear", data_type::bf16, true),

@@ -5,6 +5,7 @@
 
 #include "backends/tbb/cpu.hpp"
 #include "backends/tbb/interpolate_plan.hpp"
+#include "backends/tbb/interpolate_plane_rows.hpp"
 #include "backends/tbb/interpolate_small_planes.hpp"
 #include "backends/tbb/parallel.hpp"
 #include "backends/tbb/row_sum_gather.hpp"
@@ -82,7 +83,8 @@ interp_levels levels_of(const interp_plan &p) {
                                                                           : interp_levels::planar_row_blocks_1d;
     }
     if (!p.channels_last) {
-        if (small_planes_fit(p)) return interp_levels::planar_small_planes_2d;
+        if (small_planes_fit(p))
+            return plane_rows_fit(p) ? interp_levels::planar_plane_rows_2d : interp_levels::planar_small_planes_2d;
         const bool fused = row_sum_gather_available(p.inner_rows);
         if (p.nsp == 2)
             return fused ? interp_levels::planar_fused_row_gather_2d : interp_levels::planar_rows_then_gather_2d;
@@ -96,13 +98,18 @@ interp_levels levels_of(const interp_plan &p) {
     return fused ? interp_levels::channels_last_fused_runs_nd : interp_levels::channels_last_levels_nd;
 }
 
+// Either small-planes path (the lanes of planes or a row per vector).
+bool small_planes(const interp_plan &p) {
+    return p.levels == interp_levels::planar_small_planes_2d || p.levels == interp_levels::planar_plane_rows_2d;
+}
+
 bool planar_2d(const interp_plan &p) {
     return p.levels == interp_levels::planar_fused_row_gather_2d
             || p.levels == interp_levels::planar_rows_then_gather_2d;
 }
 
 interp_batch batch_of(const interp_plan &p) {
-    if (p.nsp == 1 || p.levels == interp_levels::planar_small_planes_2d) return interp_batch::none;
+    if (p.nsp == 1 || small_planes(p)) return interp_batch::none;
     if (planar_2d(p)) return p.inner_rows.stride2 ? interp_batch::eight : interp_batch::task;
     // Strided and 16-bit slices are summed one input at a time; fused runs
     // read each input's rows straight from diff_dst.
@@ -171,6 +178,7 @@ std::string to_string(interp_levels l) {
         case interp_levels::planar_fused_row_gather_2d: return "planar_fused_row_gather_2d";
         case interp_levels::planar_rows_then_gather_2d: return "planar_rows_then_gather_2d";
         case interp_levels::planar_small_planes_2d: return "planar_small_planes_2d";
+        case interp_levels::planar_plane_rows_2d: return "planar_plane_rows_2d";
         case interp_levels::channels_last_fused_runs_2d: return "channels_last_fused_runs_2d";
         case interp_levels::channels_last_levels_2d: return "channels_last_levels_2d";
         case interp_levels::planar_fused_row_gather_nd: return "planar_fused_row_gather_nd";
@@ -225,8 +233,8 @@ void choose_interp_path(interp_plan &p) {
     p.tasks_per_plane = tasks_per_plane(p);
     p.source = source_of(p);
     p.levels = levels_of(p);
-    // Small planes convert 16-bit data as they transpose it, in registers.
-    if (p.levels == interp_levels::planar_small_planes_2d && p.dt != data_type::f32)
+    // Small planes convert 16-bit data in registers, as they read and write it.
+    if (small_planes(p) && p.dt != data_type::f32)
         p.source = interp_source::converted_in_registers;
     p.batch = batch_of(p);
     p.level0_batch = inputs_of(p, p.batch);
@@ -245,7 +253,7 @@ void choose_interp_path(interp_plan &p) {
     const bool rows_in_registers = !p.channels_last && p.source == interp_source::converted_in_registers;
     const bool cached_runs = p.levels == interp_levels::channels_last_fused_runs_2d
             && bytes_of(p, p.out) < double(size_threshold(fused_runs_prefetch_min_bytes));
-    if (p.nsp == 2 && p.source != interp_source::f32_strided && p.levels != interp_levels::planar_small_planes_2d
+    if (p.nsp == 2 && p.source != interp_source::f32_strided && !small_planes(p)
             && !upsampled_slices && !rows_in_registers && !cached_runs)
         p.prefetch_bytes0 = p.levels == interp_levels::channels_last_fused_runs_2d ? fused_runs_prefetch_bytes
                                                                                    : prefetch_ahead_bytes;
@@ -253,6 +261,7 @@ void choose_interp_path(interp_plan &p) {
             && p.slice_floats[0] * int64_t(sizeof(float)) >= size_threshold(column_prefetch_min_bytes))
         p.column_prefetch_bytes = int64_t(2) << 10;
     p.store = store_of(p);
+    p.bf16_vcvtne = small_planes(p) && p.dt == data_type::bf16 && small_planes_bf16_vcvtne();
     p.one_task = tasks_at_once() == 1 || bytes_of(p, p.out) < double(size_threshold(interp_one_task_max_bytes));
     p.scratch_bytes = interp_scratch_bytes(p);
     p.scratch_on_stack = p.one_task && p.scratch_bytes <= interp_stack_scratch_bytes;
@@ -264,6 +273,7 @@ std::string interp_path_name(const interp_plan &p) {
     if (p.batch != interp_batch::none) s += ":" + to_string(p.batch);
     s += ":" + to_string(p.store);
     if (p.column_prefetch_bytes > 0) s += ":column_prefetch";
+    if (p.bf16_vcvtne) s += ":bf16_vcvtne";
     return s;
 }
 

@@ -46,6 +46,7 @@ enum class interp_levels {
     planar_fused_row_gather_2d,  // the row sums and the stride-2 row gather in one pass (row_sum_gather.hpp)
     planar_rows_then_gather_2d,  // the rows summed into scratch, then gathered (row_gather.hpp)
     planar_small_planes_2d,      // 16 small planes at once, one per vector lane (interpolate_small_planes.hpp)
+    planar_plane_rows_2d,        // small planes of rows of <= 16, a row per vector (interpolate_plane_rows.hpp)
     channels_last_fused_runs_2d, // an input's row sums and the innermost level in one pass (run_sum_gather.hpp)
     channels_last_levels_2d,     // the slices summed into scratch, then the innermost level
     planar_fused_row_gather_nd,
@@ -126,6 +127,10 @@ struct interp_plan {
     interp_source source = interp_source::f32;
     interp_batch batch = interp_batch::none;
     interp_store store = interp_store::cached;
+    // Small planes, bf16, on a CPU with AVX512_BF16: diff_src narrowed by
+    // vcvtneps2bf16 (convert16::bf16_vcvtne_t), the same bits as the integer
+    // rounding in fewer instructions.
+    bool bf16_vcvtne = false;
     int64_t level0_batch = 1; // `batch` as a count of inputs
     // Tasks each plane is cut into: enough tasks for every thread that may
     // run at once (tasks_at_once() at compile) even when planes are few.
@@ -176,7 +181,7 @@ std::string make_interp_plan(const core::interpolate_bwd_problem &p, interp_plan
 // CPU and the sizes.
 void choose_interp_path(interp_plan &plan);
 
-// "interpolate:<levels>:<source>[:batch=<n>]:<store>[:column_prefetch]", or
+// "interpolate:<levels>:<source>[:batch=<n>]:<store>[:column_prefetch][:bf16_vcvtne]", or
 // "interpolate:zero_sized" (docs/verbose.md).
 std::string interp_path_name(const interp_plan &plan);
 

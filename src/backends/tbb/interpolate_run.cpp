@@ -10,6 +10,7 @@
 
 #include "backends/tbb/convert_rows.hpp"
 #include "backends/tbb/interpolate_plan.hpp"
+#include "backends/tbb/interpolate_plane_rows.hpp"
 #include "backends/tbb/interpolate_small_planes.hpp"
 #include "backends/tbb/kernel_attributes.hpp"
 #include "backends/tbb/narrow_stream.hpp"
@@ -542,6 +543,7 @@ int64_t interp_scratch_bytes(const interp_plan &p) {
 void run_interp_plan(const interp_plan &p, const void *diff_dst, void *diff_src) {
     if (p.levels == interp_levels::zero_sized) return;
     if (p.levels == interp_levels::planar_small_planes_2d) return run_small_planes(p, diff_dst, diff_src);
+    if (p.levels == interp_levels::planar_plane_rows_2d) return run_plane_rows(p, diff_dst, diff_src);
     const int64_t tasks = p.n_count * p.c_count * p.tasks_per_plane;
     auto body = p.dt == data_type::f32 ? run_tasks_f32 : p.dt == data_type::bf16 ? run_tasks_bf16 : run_tasks_f16;
     if (p.one_task) {
