@@ -64,7 +64,7 @@ interp_case padded_diff_dst(interp_case c, int64_t pad) {
 // The suffix of the small-planes paths for bf16 narrowed by vcvtneps2bf16,
 // where the CPU has it.
 std::string vcvtne(data_type dt) {
-    return dt == data_type::bf16 && tbb_backend::small_planes_bf16_vcvtne() ? ":bf16_vcvtne" : "";
+    return dt == data_type::bf16 && tbb_backend::has_avx512_bf16() ? ":bf16_vcvtne" : "";
 }
 
 struct lowered_thresholds {

@@ -38,23 +38,11 @@ __attribute__((target("avx512f"), always_inline)) inline void store_one(T *out, 
     __builtin_memcpy(out, &v, sizeof v);
 }
 
-// Whether a lane of r is an f32 denormal.
-__attribute__((target("avx512f"), always_inline)) inline bool any_denormal(const lanes16 &r) {
-    const __m512i u = _mm512_castps_si512(__m512(r));
-    const __mmask16 exponent_zero = _mm512_testn_epi32_mask(u, _mm512_set1_epi32(0x7f800000));
-    return _mm512_mask_test_epi32_mask(exponent_zero, u, _mm512_set1_epi32(0x007fffff)) != 0;
-}
-
-// One vector as bf16 rounded by AVX512_BF16's vcvtneps2bf16, for the loops
-// the plan names so where the CPU has it (inline asm: the kernels are built
-// for AVX512F). It reads denormals as zero, so a vector holding one goes
-// through to_16bit's integer formula instead: the same bits either way
-// (both round to nearest even and quiet a NaN the same way).
+// One vector as bf16 rounded by AVX512_BF16's vcvtneps2bf16
+// (convert16::narrow_bf16_hw: the same bits as to_16bit), for the loops the
+// plan names so where the CPU has it.
 __attribute__((target("avx512f"), always_inline)) inline void store_one_bf16_hw(bf16_t *out, const lanes16 &r) {
-    if (__builtin_expect(any_denormal(r), 0)) return store_one(out, r);
-    __m256i v;
-    asm("vcvtneps2bf16 %1, %0" : "=v"(v) : "v"(__m512(r)));
-    _mm256_storeu_si256(reinterpret_cast<__m256i *>(out), v);
+    _mm256_storeu_si256(reinterpret_cast<__m256i *>(out), convert16::narrow_bf16_hw(__m512(r)));
 }
 
 // stream_pair for bf16 by AVX512_BF16's vcvtne2ps2bf16, both vectors in one
@@ -63,7 +51,8 @@ __attribute__((target("avx512f"), always_inline)) inline void store_one_bf16_hw(
 // shuffles held up the channels-last pass 2 where the hardware's do not.
 __attribute__((target("avx512f"), always_inline)) inline void stream_pair_bf16_hw(bf16_t *out, const lanes16 &r0,
         const lanes16 &r1) {
-    if (__builtin_expect(any_denormal(r0) || any_denormal(r1), 0)) return stream_pair(out, r0, r1);
+    if (__builtin_expect(convert16::any_denormal(__m512(r0)) || convert16::any_denormal(__m512(r1)), 0))
+        return stream_pair(out, r0, r1);
     __m512i v;
     asm("vcvtne2ps2bf16 %1, %2, %0" : "=v"(v) : "v"(__m512(r0)), "v"(__m512(r1)));
     _mm512_stream_si512(reinterpret_cast<__m512i *>(out), v);

@@ -35,26 +35,34 @@ BPG_LANES_AVX512 __m256i narrow(__m512 v, const bf16_t *) {
     return _mm512_maskz_cvtepi32_epi16(__mmask16(0xffff), __m512i(bits));
 }
 
-// bf16 data of a kernel instantiated for a CPU with AVX512_BF16 (the plan
-// says so): narrowed by vcvtneps2bf16, one instruction instead of the
-// integer formula's several (inline asm: the kernels are built for
-// AVX512F). It reads denormals as zero, so a vector holding one takes the
-// formula: the same bits either way (both round to nearest even and quiet
-// a NaN the same way).
+// Whether a lane of v is an f32 denormal (AVX512F's mask tests).
+BPG_LANES_AVX512 bool any_denormal(__m512 v) {
+    const __m512i u = _mm512_castps_si512(v);
+    const __mmask16 exponent_zero = _mm512_testn_epi32_mask(u, _mm512_set1_epi32(0x7f800000));
+    return _mm512_mask_test_epi32_mask(exponent_zero, u, _mm512_set1_epi32(0x007fffff)) != 0;
+}
+
+// v as bf16 by AVX512_BF16's vcvtneps2bf16, for the loops the plan names so
+// where the CPU has it: one instruction instead of the integer formula's
+// several (inline asm: the kernels are built for AVX512F). It reads
+// denormals as zero, so a vector holding one takes the formula: the same
+// bits either way (both round to nearest even and quiet a NaN the same way).
+BPG_LANES_AVX512 __m256i narrow_bf16_hw(__m512 v) {
+    if (__builtin_expect(any_denormal(v), 0)) return narrow(v, static_cast<const bf16_t *>(nullptr));
+    __m256i r;
+    asm("vcvtneps2bf16 %1, %0" : "=v"(r) : "v"(v));
+    return r;
+}
+
+// bf16 data of a kernel instantiated for a CPU with AVX512_BF16: read as
+// bf16, narrowed by narrow_bf16_hw.
 struct bf16_vcvtne_t {
     uint16_t bits;
 };
 BPG_LANES_AVX512 __m512 widen(__m256i h, const bf16_vcvtne_t *) {
     return widen(h, static_cast<const bf16_t *>(nullptr));
 }
-BPG_LANES_AVX512 __m256i narrow(__m512 v, const bf16_vcvtne_t *) {
-    __mmask16 denormal;
-    asm("vfpclassps $0x20, %1, %0" : "=k"(denormal) : "v"(v)); // AVX512DQ, which AVX512_BF16 CPUs have
-    if (__builtin_expect(denormal != 0, 0)) return narrow(v, static_cast<const bf16_t *>(nullptr));
-    __m256i r;
-    asm("vcvtneps2bf16 %1, %0" : "=v"(r) : "v"(v));
-    return r;
-}
+BPG_LANES_AVX512 __m256i narrow(__m512 v, const bf16_vcvtne_t *) { return narrow_bf16_hw(v); }
 
 // The 16 values at p as f32.
 template <typename T> BPG_LANES_AVX512 __m512 load16(const T *p) {

@@ -283,11 +283,6 @@ bool small_planes_fit(const interp_plan &p) {
     return groups >= 4 * tasks_at_once();
 }
 
-bool small_planes_bf16_vcvtne() {
-    static const bool yes = __builtin_cpu_supports("avx512dq");
-    return yes && has_avx512_bf16();
-}
-
 void run_small_planes(const interp_plan &p, const void *diff_dst, void *diff_src) {
     const int64_t groups = (p.n_count * p.c_count + lanes - 1) / lanes;
     auto body = p.dt == data_type::f32 ? run_groups<float>

@@ -32,11 +32,6 @@ constexpr int64_t small_plane_max_dd = 1024, small_plane_max_ds = 1024;
 // enough planes for every thread to take several groups of 16.
 bool small_planes_fit(const interp_plan &p);
 
-// Whether bf16 small planes narrow diff_src with vcvtneps2bf16
-// (interp_plan::bf16_vcvtne): AVX512_BF16, and AVX512DQ for the denormal
-// check (convert16::bf16_vcvtne_t).
-bool small_planes_bf16_vcvtne();
-
 // Runs such a plan with oneTBB on the current task arena: a task per group
 // of 16 planes.
 void run_small_planes(const interp_plan &p, const void *diff_dst, void *diff_src);

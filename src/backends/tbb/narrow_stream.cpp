@@ -30,22 +30,8 @@ template <typename T> __attribute__((target("avx512f"))) void narrow_lanes_avx51
     if (k < n) narrow_plain(s + k, d + k, n - k);
 }
 
-// bf16 by AVX512_BF16's vcvtneps2bf16 (inline asm: built for AVX512F
-// only). It reads denormals as zero, so a vector holding one takes the
-// integer formula: the same bits either way (round to nearest even, NaN
-// quieted alike).
-__attribute__((target("avx512f"), always_inline)) inline __m256i narrow_hw(__m512 v) {
-    const __m512i u = _mm512_castps_si512(v);
-    const __mmask16 denormal = _mm512_mask_test_epi32_mask(
-            _mm512_testn_epi32_mask(u, _mm512_set1_epi32(0x7f800000)), u, _mm512_set1_epi32(0x007fffff));
-    if (__builtin_expect(denormal != 0, 0)) return convert16::narrow(v, static_cast<const bf16_t *>(nullptr));
-    __m256i h;
-    asm("vcvtneps2bf16 %1, %0" : "=v"(h) : "v"(v));
-    return h;
-}
-
 template <typename T, bool HW> __attribute__((target("avx512f"), always_inline)) inline __m256i narrow16(__m512 v, T *d) {
-    if constexpr (HW) return narrow_hw(v);
+    if constexpr (HW) return convert16::narrow_bf16_hw(v);
     else return convert16::narrow(v, d);
 }
 
