@@ -257,11 +257,12 @@ BPG_ALWAYS_INLINE void update(const bn_plan &p, const data &d, const coeffs &cf,
     const bool hw_bf16 = p.update == bn_loops::register_blocks_bf16_avx512 || p.update == bn_loops::wide_bf16_avx512;
     if (streams && (p.update == bn_loops::register_blocks_avx512 || p.update == bn_loops::register_blocks_bf16_avx512))
         return update_streamed<T, F>(p, d, cf, r0, r1);
-    if (streams && (p.update == bn_loops::wide_avx512 || p.update == bn_loops::wide_blocks_avx512))
-        return update_rows_wide_avx512<T, F>(p, d, cf, r0, r1, first, p.K, true);
-    if constexpr (std::is_same_v<T, bf16_t>)
-        if (streams && p.update == bn_loops::wide_bf16_avx512)
-            return update_rows_wide_avx512<T, F, true>(p, d, cf, r0, r1, first, p.K, true);
+    if (streams
+            && (p.update == bn_loops::wide_avx512 || p.update == bn_loops::wide_blocks_avx512
+                    || p.update == bn_loops::wide_bf16_avx512))
+        return with_bf16_rounding<T>(p, [&](auto hw) BPG_LAMBDA_INLINE {
+            update_rows_wide_avx512<T, F, hw.value>(p, d, cf, r0, r1, first, p.K, true);
+        });
     // Not streamed (diff_src not 64-byte aligned): the register blocks'
     // 16-bit rows take the wide loops, as cached ones do.
     const bool blocked = p.update == bn_loops::register_blocks
@@ -288,14 +289,9 @@ BPG_ALWAYS_INLINE void update(const bn_plan &p, const data &d, const coeffs &cf,
             });
         } else if (wide) {
             // (16-bit register blocks too: update_rows_blocked converts lane by lane.)
-            const int64_t stride = run_rows ? p.K : p.ds.a;
-            bool hw_done = false;
-            if constexpr (std::is_same_v<T, bf16_t>)
-                if (hw_bf16) {
-                    update_rows_wide_avx512<T, F, true>(p, d, cf, g0, g1, out_row(g0), stride, false);
-                    hw_done = true;
-                }
-            if (!hw_done) update_rows_wide_avx512<T, F>(p, d, cf, g0, g1, out_row(g0), stride, false);
+            with_bf16_rounding<T>(p, [&](auto hw) BPG_LAMBDA_INLINE {
+                update_rows_wide_avx512<T, F, hw.value>(p, d, cf, g0, g1, out_row(g0), run_rows ? p.K : p.ds.a, false);
+            });
         } else {
             for (int64_t a = g0; a < g1; ++a) {
                 const int64_t s0 = a * p.src.a, d0 = a * p.dd.a, x0 = a * p.relu_in.a;

@@ -207,14 +207,22 @@ __attribute__((target("avx512f"))) void update_rows_streamed(const bn_plan &p, c
     stream_rows<T, NB, HwBf16>(p, d, a0, a1, lanes);
 }
 
+// f(std::bool_constant<HwBf16>): HwBf16 where the plan names pass-2 loops
+// rounding bf16 by the hardware (T is then bf16_t).
+template <typename T, typename Body> BPG_ALWAYS_INLINE void with_bf16_rounding(const bn_plan &p, const Body &f) {
+    if constexpr (std::is_same_v<T, bf16_t>)
+        if (p.update == bn_loops::register_blocks_bf16_avx512 || p.update == bn_loops::wide_bf16_avx512)
+            return f(std::true_type {});
+    f(std::false_type {});
+}
+
 template <typename T, bn_fusion F>
 void update_streamed(const bn_plan &p, const data &d, const coeffs &cf, int64_t a0, int64_t a1) {
-    if constexpr (std::is_same_v<T, bf16_t>)
-        if (p.update == bn_loops::register_blocks_bf16_avx512)
-            return with_blocks(p.K, [&](auto nb) BPG_LAMBDA_INLINE {
-                update_rows_streamed<T, F, nb.value, true>(p, d, cf, a0, a1);
-            });
-    with_blocks(p.K, [&](auto nb) BPG_LAMBDA_INLINE { update_rows_streamed<T, F, nb.value, false>(p, d, cf, a0, a1); });
+    with_bf16_rounding<T>(p, [&](auto hw) BPG_LAMBDA_INLINE {
+        with_blocks(p.K, [&](auto nb) BPG_LAMBDA_INLINE {
+            update_rows_streamed<T, F, nb.value, hw.value>(p, d, cf, a0, a1);
+        });
+    });
 }
 
 } // namespace bpg::tbb_backend::bn
