@@ -105,25 +105,30 @@ __attribute__((target("avx512f"))) void sums_channels_last_wide_avx512(const bn_
     vo.finish();
 }
 
-// Pass 2 of update_rows_wide_avx512: diff_src of channels [k, k + 16) of row a.
-// (A functor: a lambda cannot carry the target attribute.)
-template <typename T, bn_fusion F> struct any_k_diff_src {
-    const bn_plan &p;
-    const data &d;
-    const coeffs &cf;
+// Pass 2 of update_rows_wide_avx512: diff_src of channels [k, k + 16) of row
+// a. Everything it reads is copied into the functor: the streamed stores go
+// through vector types that may alias anything, so fields read through
+// references would be loaded again for every vector. (A functor: a lambda
+// cannot carry the target attribute.)
+template <typename T, bn_fusion F, bool Global> struct any_k_diff_src {
+    data d;
+    int64_t dd_a, src_a, relu_a;
+    const float *ak, *c2, *m, *c0;
+    any_k_diff_src(const bn_plan &p, const data &d, const coeffs &cf)
+        : d(d), dd_a(p.dd.a), src_a(p.src.a), relu_a(p.relu_in.a), ak(cf.a.data()), c2(cf.c2.data()),
+          m(cf.mean.data()), c0(cf.c0.data()) {}
     __attribute__((target("avx512f"), always_inline)) void operator()(int64_t a, int64_t k, lanes16 &r) const {
-        diff_src_lanes<T, F>(d, p.global_stats, a * p.dd.a + k, a * p.src.a + k, a * p.relu_in.a + k,
-                lanes16(_mm512_loadu_ps(cf.a.data() + k)), lanes16(_mm512_loadu_ps(cf.c2.data() + k)),
-                lanes16(_mm512_loadu_ps(cf.mean.data() + k)), lanes16(_mm512_loadu_ps(cf.c0.data() + k)), r);
+        diff_src_lanes<T, F>(d, Global, a * dd_a + k, a * src_a + k, a * relu_a + k, lanes16(_mm512_loadu_ps(ak + k)),
+                lanes16(_mm512_loadu_ps(c2 + k)), lanes16(_mm512_loadu_ps(m + k)), lanes16(_mm512_loadu_ps(c0 + k)), r);
     }
 };
 
 // Pass 2 on rows [a0, a1): diff_src of row a into out + (a - a0) * out_stride
 // (`stream`, HwBf16: see vector_out).
-template <typename T, bn_fusion F, bool HwBf16 = false>
+template <typename T, bn_fusion F, bool HwBf16, bool Global>
 __attribute__((target("avx512f"))) void update_rows_wide_avx512(const bn_plan &p, const data &d, const coeffs &cf,
         int64_t a0, int64_t a1, T *out, int64_t out_stride, bool stream) {
-    const any_k_diff_src<T, F> block {p, d, cf};
+    const any_k_diff_src<T, F, Global> block {p, d, cf};
     const wide_blocks wb(p, p.update, 0, p.K);
     const reader<T, F> rd(d);
     const float *ak = cf.a.data(), *c2 = cf.c2.data(), *c0 = cf.c0.data(), *m = cf.mean.data();
@@ -144,9 +149,18 @@ __attribute__((target("avx512f"))) void update_rows_wide_avx512(const bn_plan &p
         const int64_t s0 = a * p.src.a, d0 = a * p.dd.a, x0 = a * p.relu_in.a;
         T *row_out = out + (a - a0) * out_stride;
         for (int64_t k = wb.kv; k < p.K; ++k)
-            row_out[k] = from_f32<T>(diff_src_one(rd, p.global_stats, d0 + k, s0 + k, x0 + k, ak[k], c2[k], m[k], c0[k]));
+            row_out[k] = from_f32<T>(diff_src_one(rd, Global, d0 + k, s0 + k, x0 + k, ak[k], c2[k], m[k], c0[k]));
     }
     vo.finish();
+}
+
+// update_rows_wide_avx512 with use_global_stats' formula or not (a choice
+// made once, outside the loops).
+template <typename T, bn_fusion F, bool HwBf16>
+BPG_ALWAYS_INLINE void update_rows_wide(const bn_plan &p, const data &d, const coeffs &cf, int64_t a0, int64_t a1,
+        T *out, int64_t out_stride, bool stream) {
+    if (p.global_stats) update_rows_wide_avx512<T, F, HwBf16, true>(p, d, cf, a0, a1, out, out_stride, stream);
+    else update_rows_wide_avx512<T, F, HwBf16, false>(p, d, cf, a0, a1, out, out_stride, stream);
 }
 
 // Pass 1, vector: items [c0, c1), each a chunk of rows of K contiguous
@@ -261,7 +275,7 @@ BPG_ALWAYS_INLINE void update(const bn_plan &p, const data &d, const coeffs &cf,
             && (p.update == bn_loops::wide_avx512 || p.update == bn_loops::wide_blocks_avx512
                     || p.update == bn_loops::wide_bf16_avx512))
         return with_bf16_rounding<T>(p, [&](auto hw) BPG_LAMBDA_INLINE {
-            update_rows_wide_avx512<T, F, hw.value>(p, d, cf, r0, r1, first, p.K, true);
+            update_rows_wide<T, F, hw.value>(p, d, cf, r0, r1, first, p.K, true);
         });
     // Not streamed (diff_src not 64-byte aligned): the register blocks'
     // 16-bit rows take the wide loops, as cached ones do.
@@ -290,7 +304,7 @@ BPG_ALWAYS_INLINE void update(const bn_plan &p, const data &d, const coeffs &cf,
         } else if (wide) {
             // (16-bit register blocks too: update_rows_blocked converts lane by lane.)
             with_bf16_rounding<T>(p, [&](auto hw) BPG_LAMBDA_INLINE {
-                update_rows_wide_avx512<T, F, hw.value>(p, d, cf, g0, g1, out_row(g0), run_rows ? p.K : p.ds.a, false);
+                update_rows_wide<T, F, hw.value>(p, d, cf, g0, g1, out_row(g0), run_rows ? p.K : p.ds.a, false);
             });
         } else {
             for (int64_t a = g0; a < g1; ++a) {
