@@ -90,17 +90,33 @@ BPG_CLONES void inv_stds(double *__restrict inv, double eps, int64_t k0, int64_t
 }
 
 // The folded pass-2 coefficients of channels [k0, k1) (kernels/bn_math.hpp),
-// rounded to float; plain arrays so that the loop vectorizes.
-struct channel_math {
-    const double *__restrict gamma, *__restrict inv, *__restrict db, *__restrict dg;
-    float *__restrict a, *__restrict c2, *__restrict c0;
-};
-BPG_CLONES void fold_coefficients(const channel_math &c, double m, bool global_stats, int64_t k0, int64_t k1) {
-    const double *__restrict gamma = c.gamma, *__restrict inv = c.inv, *__restrict db = c.db, *__restrict dg = c.dg;
-    float *__restrict a = c.a, *__restrict c2 = c.c2, *__restrict c0 = c.c0;
+// rounded to float; restrict parameters and the formula chosen outside the
+// loop, so that it vectorizes (the divisions in double were one by one).
+template <bool GlobalStats>
+BPG_ALWAYS_INLINE void fold_loop(const double *__restrict gamma, const double *__restrict inv,
+        const double *__restrict db, const double *__restrict dg, float *__restrict a, float *__restrict c2,
+        float *__restrict c0, double m, int64_t k0, int64_t k1) {
     for (int64_t k = k0; k < k1; ++k) {
-        const auto folded = kernels::bn_fold(kernels::bn_coeffs(gamma[k], inv[k], db[k], dg[k], m, global_stats), inv[k]);
+        const auto folded = kernels::bn_fold(kernels::bn_coeffs(gamma[k], inv[k], db[k], dg[k], m, GlobalStats), inv[k]);
         a[k] = float(folded.a), c2[k] = float(folded.c2), c0[k] = float(folded.c0);
+    }
+}
+BPG_CLONES void fold_coefficients(const double *__restrict gamma, const double *__restrict inv,
+        const double *__restrict db, const double *__restrict dg, float *__restrict a, float *__restrict c2,
+        float *__restrict c0, double m, bool global_stats, int64_t k0, int64_t k1) {
+    if (global_stats) fold_loop<true>(gamma, inv, db, dg, a, c2, c0, m, k0, k1);
+    else fold_loop<false>(gamma, inv, db, dg, a, c2, c0, m, k0, k1);
+}
+
+// Channels-last chunk partials -> the sums of channels [k0, k1): from 0, the
+// chunks' pairs added in chunk order.
+BPG_CLONES void add_chunk_partials(const double *__restrict partial, double *__restrict db,
+        double *__restrict s2, int64_t K, int64_t chunks, int64_t k0, int64_t k1) {
+    std::fill(db + k0, db + k1, 0.0);
+    std::fill(s2 + k0, s2 + k1, 0.0);
+    for (int64_t c = 0; c < chunks; ++c) {
+        const double *row = partial + 2 * c * K;
+        for (int64_t k = k0; k < k1; ++k) db[k] += row[2 * k], s2[k] += row[2 * k + 1];
     }
 }
 
@@ -162,6 +178,7 @@ struct bn_execution {
     literal_channel lit;
     std::optional<task_pool<bn::task_memory>> work;
     int64_t items = 0, partial_rows = 0, per_row = 0;
+    bool diff_stats_stored = false;
 
     bn_execution(const bn_plan &plan, const backends::buffer_map &buffers, char *base)
         : p(plan), b(buffers), lit {plan, buffers}, items(items_of(plan)), partial_rows(partial_rows_of(plan)),
@@ -200,8 +217,18 @@ struct bn_execution {
             }
             std::fill(w.dg + k0, w.dg + k1, 0.0);
             std::fill(w.literal + k0, w.literal + k1, char(0));
+            if (needs_sums(p)) zero_partials(k0, k1);
         });
-        if (needs_sums(p)) std::fill(w.partial, w.partial + 2 * partial_rows * per_row, 0.0);
+    }
+
+    // The pass-1 partials of channels [k0, k1) (their layout: combine).
+    void zero_partials(int64_t k0, int64_t k1) const {
+        if (p.planar) {
+            std::fill(w.partial + 2 * k0 * p.A * per_row, w.partial + 2 * k1 * p.A * per_row, 0.0);
+            return;
+        }
+        for (int64_t c = 0; c < partial_rows; ++c)
+            std::fill(w.partial + 2 * (c * p.K + k0), w.partial + 2 * (c * p.K + k1), 0.0);
     }
 
     // Per-task memory of the loops that take some: channels-last pass 1 and
@@ -241,23 +268,23 @@ struct bn_execution {
         else bn::channels_last_update(p, d, w.cf, i0, i1);
     }
 
-    // Chunk partials -> the sums of channel k, in a fixed order.
-    void combine(int64_t k) {
-        double t1 = 0, t2 = 0;
-        if (p.planar) {
+    // Pass-1 partials -> the sums of channels [k0, k1), each in a fixed
+    // order; channels-last a chunk at a time across the channels (each
+    // channel's additions in chunk order still), so that it vectorizes.
+    void combine(int64_t k0, int64_t k1) {
+        if (!p.planar) return add_chunk_partials(w.partial, w.db, w.s2, p.K, partial_rows, k0, k1);
+        for (int64_t k = k0; k < k1; ++k) {
+            double t1 = 0, t2 = 0;
             for (int64_t j = k * p.A * per_row; j < (k + 1) * p.A * per_row; ++j)
                 t1 += w.partial[size_t(2 * j)], t2 += w.partial[size_t(2 * j + 1)];
-        } else {
-            for (int64_t c = 0; c < partial_rows; ++c)
-                t1 += w.partial[size_t(2 * (c * p.K + k))], t2 += w.partial[size_t(2 * (c * p.K + k) + 1)];
+            w.db[size_t(k)] = t1;
+            w.s2[size_t(k)] = t2;
         }
-        w.db[size_t(k)] = t1;
-        w.s2[size_t(k)] = t2;
     }
 
     void combine_all() {
         loop(task_range(0, p.K, 16), [&](const tbb::blocked_range<int64_t> &r) {
-            for (int64_t k = r.begin(); k < r.end(); ++k) combine(k);
+            combine(r.begin(), r.end());
         });
     }
 
@@ -267,7 +294,7 @@ struct bn_execution {
     void finish_channels(int64_t k0, int64_t k1) {
         // With use_global_stats the coefficients do not read diff_gamma.
         if (!p.global_stats) diff_gammas(k0, k1);
-        fold_coefficients({w.gamma, w.inv, w.db, w.dg, w.cf.a.data(), w.cf.c2.data(), w.cf.c0.data()}, double(p.M),
+        fold_coefficients(w.gamma, w.inv, w.db, w.dg, w.cf.a.data(), w.cf.c2.data(), w.cf.c0.data(), double(p.M),
                 p.global_stats, k0, k1);
         if (p.global_stats) return;
         for (int64_t k = k0; k < k1; ++k) {
@@ -308,9 +335,11 @@ struct bn_execution {
     void two_sweeps() {
         sums_all();
         per_channel_block([&](int64_t k0, int64_t k1) {
-            for (int64_t k = k0; k < k1; ++k) combine(k);
+            combine(k0, k1);
             finish_channels(k0, k1);
+            store_diff_stats(k0, k1);
         });
+        diff_stats_stored = true;
         update_all();
     }
 
@@ -328,9 +357,11 @@ struct bn_execution {
         finish_all();
         sums_all(&w.cf);
         per_channel_block([&](int64_t k0, int64_t k1) {
-            for (int64_t k = k0; k < k1; ++k) combine(k);
+            combine(k0, k1);
             diff_gammas(k0, k1);
+            store_diff_stats(k0, k1);
         });
+        diff_stats_stored = true;
     }
 
     // channel_tasks: both passes of a channel in one task, so its src and
@@ -341,7 +372,7 @@ struct bn_execution {
             for (int64_t k = r.begin(); k < r.end(); ++k) {
                 if (decisions) bn::relu_passed_sums(p, d, w.cf.mean.data(), w.partial, k, passed);
                 else sums(k * p.A, (k + 1) * p.A);
-                combine(k);
+                combine(k, k + 1);
                 finish_channels(k, k + 1);
                 if (w.literal[size_t(k)]) continue;
                 if (decisions) bn::relu_passed_update(p, d, w.cf, k, passed);
@@ -364,7 +395,7 @@ struct bn_execution {
                 const int64_t k0 = g * group, k1 = std::min(p.K, k0 + group);
                 bn::short_rows_sums(p, d, w.cf.mean.data(), w.partial, k0, k1);
                 bool any_literal = false;
-                for (int64_t k = k0; k < k1; ++k) combine(k);
+                combine(k0, k1);
                 finish_channels(k0, k1);
                 for (int64_t k = k0; k < k1; ++k) any_literal |= w.literal[size_t(k)] != 0;
                 if (!any_literal) bn::short_rows_update(p, d, w.cf, k0, k1);
@@ -376,7 +407,15 @@ struct bn_execution {
     }
 
 
-    // diff_gamma and diff_beta; then channels whose coefficients are not
+    // diff_gamma and diff_beta of channels [k0, k1), final once their sums
+    // are (the schedules that store them early say so in diff_stats_stored).
+    void store_diff_stats(int64_t k0, int64_t k1) const {
+        if (!p.has_diff_stats) return;
+        store_doubles(b.at(p.dgamma_id), p.dgamma_dt, p.dgamma_off, k0, k1, w.dg);
+        store_doubles(b.at(p.dbeta_id), p.dbeta_dt, p.dbeta_off, k0, k1, w.db);
+    }
+
+    // diff_gamma and diff_beta unless stored; then channels whose coefficients are not
     // finite get the formula as written.
     void finish_outputs() const {
         if (core::ends_with_sums(p.part)) {
@@ -387,13 +426,7 @@ struct bn_execution {
             });
             return;
         }
-        if (p.has_diff_stats) {
-            void *dgamma = b.at(p.dgamma_id), *dbeta = b.at(p.dbeta_id);
-            per_channel_block([&](int64_t k0, int64_t k1) {
-                store_doubles(dgamma, p.dgamma_dt, p.dgamma_off, k0, k1, w.dg);
-                store_doubles(dbeta, p.dbeta_dt, p.dbeta_off, k0, k1, w.db);
-            });
-        }
+        if (!diff_stats_stored) per_channel_block([&](int64_t k0, int64_t k1) { store_diff_stats(k0, k1); });
         for (size_t k = 0; k < size_t(p.K); ++k)
             if (w.literal[k]) {
                 const auto c = kernels::bn_coeffs(w.gamma[k], w.inv[k], w.db[k], w.dg[k], p.M, false);
