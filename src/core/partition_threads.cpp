@@ -16,8 +16,10 @@ partition_threads::partition_threads(int max_threads, threading_runtime runtime,
     // to oneTBB's workers; max_threads = 1 runs everything on the caller.
     // oneTBB has no more workers than its default concurrency (it warns on
     // stderr when an arena asks for more): slots beyond it would stay empty.
-    if (tbb_kernels && !one_task && !loops_on_openmp(run_))
-        arena_ = std::make_unique<tbb::task_arena>(std::min(max_threads, tbb::info::default_concurrency()));
+    if (tbb_kernels && !one_task && !loops_on_openmp(run_)) {
+        arena_slots_ = std::min(max_threads, tbb::info::default_concurrency());
+        arena_ = std::make_unique<tbb::task_arena>(arena_slots_);
+    }
 }
 
 partition_threads::~partition_threads() = default;
@@ -29,7 +31,11 @@ void partition_threads::execute(const std::function<void()> &f) const {
         f();
         return;
     }
-    if (!arena_) {
+    // No arena, or the caller's own has as many slots as ours: the run goes
+    // on in the caller's arena. oneTBB's workers already serving it need not
+    // move to another arena, which costs tens of microseconds a call (a run
+    // of a few hundred; bench/NOTES.md).
+    if (!arena_ || tbb::this_task_arena::max_concurrency() == arena_slots_) {
         const run_scope scope(run_);
         f();
         return;

@@ -1,8 +1,9 @@
 // How one compiled partition's kernels get their threads (docs/threading.md).
 // The tbb backend's kernels run in a oneTBB arena of the partition's own,
 // max_threads slots, made once and shared by concurrent executes (oneTBB's
-// arena is thread-safe), or, with runtime openmp, as OpenMP parallel regions
-// on the calling thread. Either way no process-wide setting changes.
+// arena is thread-safe), or in the caller's arena when that has as many
+// slots, or, with runtime openmp, as OpenMP parallel regions on the calling
+// thread. Either way no process-wide setting changes.
 #pragma once
 
 #include <functional>
@@ -29,9 +30,10 @@ public:
     // "threads=N runtime=R[ one_task]", for the verbose lines.
     std::string text() const;
 
-    // Runs f as this partition's run: inside its arena when it has one (the
-    // run is set there, on whichever thread the arena runs f), else on the
-    // calling thread. f's exceptions reach the caller.
+    // Runs f as this partition's run: inside its arena when it has one and
+    // the caller's arena has another number of slots (the run is set there,
+    // on whichever thread the arena runs f), else on the calling thread. f's
+    // exceptions reach the caller.
     void execute(const std::function<void()> &f) const;
 
 private:
@@ -39,6 +41,7 @@ private:
     bool one_task_ = false;
     run_threads one_thread_; // the run of a one_task execute
     std::unique_ptr<tbb::task_arena> arena_;
+    int arena_slots_ = 0;
 };
 
 } // namespace bpg::core
