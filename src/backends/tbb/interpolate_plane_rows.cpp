@@ -79,6 +79,24 @@ BPG_PLANE_ROWS_INLINE void fold_rows(const grouped_axis &a, int64_t i, const flo
     }
 }
 
+// Level 0 for inputs i and i + 1, both of the 2x linear interior form
+// (grouped_axis::sym4, weights not all 1): input i reads rows 2i - 1 ..
+// 2i + 2, input i + 1 rows 2i + 1 .. 2i + 4, so the six rows are loaded once
+// for both. The fold is fold_rows' on those taps: wa * (x[2i-1] + x[2i+2])
+// + wb * (x[2i] + x[2i+1]).
+BPG_PLANE_ROWS_INLINE void fold_sym4_pair(const grouped_axis &a, int64_t i, const float *const *rows, int64_t stride,
+        __m512 *first, __m512 *second) {
+    const __m512 wa = _mm512_set1_ps(a.sym4_wa), wb = _mm512_set1_ps(a.sym4_wb);
+    for (int q = 0; q < side_by_side; ++q) {
+        const float *r = rows[q] + (2 * i - 1) * stride;
+        const __m512 x0 = _mm512_loadu_ps(r), x1 = _mm512_loadu_ps(r + stride), x2 = _mm512_loadu_ps(r + 2 * stride),
+                     x3 = _mm512_loadu_ps(r + 3 * stride), x4 = _mm512_loadu_ps(r + 4 * stride),
+                     x5 = _mm512_loadu_ps(r + 5 * stride);
+        first[q] = _mm512_add_ps(_mm512_mul_ps(wa, _mm512_add_ps(x0, x3)), _mm512_mul_ps(wb, _mm512_add_ps(x1, x2)));
+        second[q] = _mm512_add_ps(_mm512_mul_ps(wa, _mm512_add_ps(x2, x5)), _mm512_mul_ps(wb, _mm512_add_ps(x3, x4)));
+    }
+}
+
 // Level 1: each lane's FMA chain from zero over its taps, in table order
 // (the row gather's order), lanes without a k-th tap left as they are.
 BPG_PLANE_ROWS_INLINE void gather_rows(const inner_taps &t, const __m512 *first, const __m512 *second, __m512 *out) {
@@ -226,14 +244,18 @@ __attribute__((target("avx512f"))) void run_planes(const interp_plan &p, const i
                     gather_rows(tab, s0, s0, v);
                 }
             } else {
-                if (repeat)
-                    for (int q = 0; q < side_by_side; ++q) s0[q] = s1[q];
-                else
-                    fold_rows(a, i, rows, stride, s0);
-                if (i + 1 < h && !a.repeats[size_t(i + 1)])
-                    fold_rows(a, i + 1, rows, stride, s1);
-                else
-                    for (int q = 0; q < side_by_side; ++q) s1[q] = s0[q];
+                if (i + 1 < h && a.sym4[size_t(i)] && a.sym4[size_t(i + 1)] && !a.ones[size_t(i)] && !a.ones[size_t(i + 1)]) {
+                    fold_sym4_pair(a, i, rows, stride, s0, s1);
+                } else {
+                    if (repeat)
+                        for (int q = 0; q < side_by_side; ++q) s0[q] = s1[q];
+                    else
+                        fold_rows(a, i, rows, stride, s0);
+                    if (i + 1 < h && !a.repeats[size_t(i + 1)])
+                        fold_rows(a, i + 1, rows, stride, s1);
+                    else
+                        for (int q = 0; q < side_by_side; ++q) s1[q] = s0[q];
+                }
                 gather_rows(tab, s0, s1, v);
             }
             const int64_t at = i * w, n = std::min(R * w, ds_plane - at);
