@@ -5,6 +5,7 @@
 
 #include <immintrin.h>
 
+#include "backends/tbb/bf16_batch_narrow.hpp"
 #include "backends/tbb/convert_lanes.hpp"
 #include "backends/tbb/cpu.hpp"
 #include "backends/tbb/interpolate_small_planes.hpp"
@@ -120,6 +121,11 @@ BPG_PLANE_ROWS_INLINE void store_vector(float *at, __m512 v, int64_t n, bool ful
 template <typename T> BPG_PLANE_ROWS_INLINE void store_vector(T *at, __m512 v, int64_t n, bool full) {
     if (full) return convert16::store16(at, v);
     convert16::store_first(at, v, n);
+}
+// The same for a vector already narrowed to bf16.
+BPG_PLANE_ROWS_INLINE void store_narrowed(convert16::bf16_vcvtne_t *at, __m256i h, int64_t n, bool full) {
+    if (full) return _mm256_storeu_si256(reinterpret_cast<__m256i *>(at), h);
+    store_first(&at->bits, bpg_u16x16(h), n);
 }
 
 // Row r of an f32 copy of a diff_dst plane: rows of H, W <= 16 values
@@ -260,6 +266,12 @@ __attribute__((target("avx512f"))) void run_planes(const interp_plan &p, const i
             }
             const int64_t at = i * w, n = std::min(R * w, ds_plane - at);
             const bool full = at + lanes <= ds_plane;
+            if constexpr (std::is_same_v<T, convert16::bf16_vcvtne_t>) { // one denormal test for the block
+                if (!bf16_batch::any_denormal<side_by_side>(v)) {
+                    for (int q = 0; q < stored; ++q) store_narrowed(b.ds[q] + at, bf16_batch::narrow_unchecked(v[q]), n, full);
+                    continue;
+                }
+            }
             for (int q = 0; q < stored; ++q) store_vector(b.ds[q] + at, v[q], n, full);
         }
         b = next;

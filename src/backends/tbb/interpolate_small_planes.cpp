@@ -6,6 +6,7 @@
 
 #include <immintrin.h>
 
+#include "backends/tbb/bf16_batch_narrow.hpp"
 #include "backends/tbb/convert_lanes.hpp"
 #include "backends/tbb/convert_rows.hpp"
 #include "backends/tbb/cpu.hpp"
@@ -157,29 +158,7 @@ BPG_AVX512_INLINE void to_tile(const T *const *planes, int64_t n, float *tile, i
     }
 }
 
-// Whether any lane of the 16 vectors is an f32 denormal: 0 < |x| < 2^-126,
-// that is (bits << 1) - 1 below 0x00ffffff unsigned (a zero wraps to the
-// top). Shift, add and unsigned minimum per vector, one mask test for all:
-// convert16::any_denormal's two mask tests a vector take the shuffle port,
-// which the transposes already fill.
-BPG_AVX512_INLINE bool any_denormal_of_16(const __m512 *r) {
-    const __m512i minus_one = _mm512_set1_epi32(-1);
-    const __mmask16 all = 0xffff; // (zero-masking forms: GCC 12 warns on the unmasked ones)
-    __m512i low = minus_one;
-#pragma GCC unroll 16
-    for (int k = 0; k < 16; ++k)
-        low = _mm512_maskz_min_epu32(all, low,
-                _mm512_maskz_add_epi32(all, _mm512_maskz_slli_epi32(all, _mm512_castps_si512(r[k]), 1), minus_one));
-    return _mm512_cmplt_epu32_mask(low, _mm512_set1_epi32(0x00ffffff)) != 0;
-}
-
-// A vector narrowed to bf16 by vcvtneps2bf16, its lanes known not to be
-// denormals (convert16::narrow_bf16_hw without its test).
-BPG_AVX512_INLINE __m256i vcvtne_of(__m512 v) {
-    __m256i h;
-    asm("vcvtneps2bf16 %1, %0" : "=v"(h) : "v"(v));
-    return h;
-}
+// The first n values (all 16 when n >= 16) of a vector already narrowed.
 BPG_AVX512_INLINE void store_first_narrowed(convert16::bf16_vcvtne_t *plane, __m256i h, int64_t n) {
     if (n >= lanes) return _mm256_storeu_si256(reinterpret_cast<__m256i *>(plane), h);
     store_first(&plane->bits, bpg_u16x16(h), n);
@@ -198,13 +177,13 @@ BPG_AVX512_INLINE void from_tile(const float *tile, int64_t count, int64_t n, T 
         // where one holds a denormal, all 16 take the integer formula
         // (narrow_bf16_hw's choice, so the same bits).
         if constexpr (std::is_same_v<T, convert16::bf16_vcvtne_t>) {
-            if (!any_denormal_of_16(r)) {
+            if (!bf16_batch::any_denormal<16>(r)) {
                 const int64_t n1 = std::min(lanes, n - e0);
                 if (count == lanes) {
 #pragma GCC unroll 16
-                    for (int l = 0; l < 16; ++l) store_first_narrowed(planes[l] + e0, vcvtne_of(r[l]), n1);
+                    for (int l = 0; l < 16; ++l) store_first_narrowed(planes[l] + e0, bf16_batch::narrow_unchecked(r[l]), n1);
                 } else {
-                    for (int64_t l = 0; l < count; ++l) store_first_narrowed(planes[l] + e0, vcvtne_of(r[l]), n1);
+                    for (int64_t l = 0; l < count; ++l) store_first_narrowed(planes[l] + e0, bf16_batch::narrow_unchecked(r[l]), n1);
                 }
                 continue;
             }
