@@ -822,7 +822,8 @@ TEST(TbbInterpolatePaths, PlanarPlaneRows2dBlocksAndStaging) {
                 EXPECT_EQ(compile_interp_case(many, backend_kind::tbb).get_kernel_path(), rows);
                 got = run_interp(many, backend_kind::tbb, dd);
                 few_path = compile_interp_case(few, backend_kind::tbb).get_kernel_path();
-                want = run_interp(few, backend_kind::tbb, std::vector<float>(dd.begin(), dd.begin() + long(8 * dd_plane)));
+                const std::vector<float> first8(dd.begin(), dd.begin() + long(8 * dd_plane));
+                want = run_interp(few, backend_kind::tbb, first8);
             });
             EXPECT_EQ(few_path.find("plane_rows"), std::string::npos) << few_path;
             EXPECT_EQ(few_path.find("small_planes"), std::string::npos) << few_path;

@@ -173,7 +173,8 @@ template <typename T> struct block_planes {
     T *ds[side_by_side];
 };
 template <typename T>
-BPG_PLANE_ROWS_INLINE block_planes<T> locate(const interp_plan &p, plane_cursor at, int64_t t, int64_t t1, const T *dd, T *ds) {
+BPG_PLANE_ROWS_INLINE block_planes<T> locate(const interp_plan &p, plane_cursor at, int64_t t, int64_t t1, const T *dd,
+        T *ds) {
     block_planes<T> b;
     for (int q = 0; q < side_by_side; ++q) {
         b.dd[q] = dd + at.offset(p.dd_n, p.dd_c);
@@ -237,7 +238,8 @@ __attribute__((target("avx512f"))) void run_planes(const interp_plan &p, const i
             if (prefetch && tn < t1) {
                 const int64_t l0 = vec * plane_lines / vectors, l1 = (vec + 1) * plane_lines / vectors;
                 for (int q = 0; q < side_by_side; ++q)
-                    for (int64_t l = l0; l < l1; ++l) _mm_prefetch(reinterpret_cast<const char *>(next.dd[q]) + 64 * l, _MM_HINT_T0);
+                    for (int64_t l = l0; l < l1; ++l)
+                        _mm_prefetch(reinterpret_cast<const char *>(next.dd[q]) + 64 * l, _MM_HINT_T0);
             }
             const int64_t i = vec * R;
             // An input whose taps repeat the previous input's (2x
@@ -250,7 +252,9 @@ __attribute__((target("avx512f"))) void run_planes(const interp_plan &p, const i
                     gather_rows(tab, s0, s0, v);
                 }
             } else {
-                if (i + 1 < h && a.sym4[size_t(i)] && a.sym4[size_t(i + 1)] && !a.ones[size_t(i)] && !a.ones[size_t(i + 1)]) {
+                const bool pair = i + 1 < h && a.sym4[size_t(i)] && a.sym4[size_t(i + 1)] && !a.ones[size_t(i)]
+                        && !a.ones[size_t(i + 1)];
+                if (pair) {
                     fold_sym4_pair(a, i, rows, stride, s0, s1);
                 } else {
                     if (repeat)
@@ -268,7 +272,8 @@ __attribute__((target("avx512f"))) void run_planes(const interp_plan &p, const i
             const bool full = at + lanes <= ds_plane;
             if constexpr (std::is_same_v<T, convert16::bf16_vcvtne_t>) { // one denormal test for the block
                 if (!bf16_batch::any_denormal<side_by_side>(v)) {
-                    for (int q = 0; q < stored; ++q) store_narrowed(b.ds[q] + at, bf16_batch::narrow_unchecked(v[q]), n, full);
+                    for (int q = 0; q < stored; ++q)
+                        store_narrowed(b.ds[q] + at, bf16_batch::narrow_unchecked(v[q]), n, full);
                     continue;
                 }
             }

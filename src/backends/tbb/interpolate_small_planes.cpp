@@ -181,9 +181,11 @@ BPG_AVX512_INLINE void from_tile(const float *tile, int64_t count, int64_t n, T 
                 const int64_t n1 = std::min(lanes, n - e0);
                 if (count == lanes) {
 #pragma GCC unroll 16
-                    for (int l = 0; l < 16; ++l) store_first_narrowed(planes[l] + e0, bf16_batch::narrow_unchecked(r[l]), n1);
+                    for (int l = 0; l < 16; ++l)
+                        store_first_narrowed(planes[l] + e0, bf16_batch::narrow_unchecked(r[l]), n1);
                 } else {
-                    for (int64_t l = 0; l < count; ++l) store_first_narrowed(planes[l] + e0, bf16_batch::narrow_unchecked(r[l]), n1);
+                    for (int64_t l = 0; l < count; ++l)
+                        store_first_narrowed(planes[l] + e0, bf16_batch::narrow_unchecked(r[l]), n1);
                 }
                 continue;
             }
