@@ -765,5 +765,72 @@ TEST(TbbInterpolatePaths, PlanarPlaneRows2d) {
     expect_path(make_case(layout::ncx, f32, 2, 100, {7, 2}, {14, 16}), lanes, 3);
 }
 
+// ---- small planes, a row per vector: blocks, staging, paired inputs ----
+
+// How planar_plane_rows_2d walks its planes and reads their rows, each
+// against the reference and on 1 and 3 threads with the same bits (full
+// mantissas), f32, bf16 and f16:
+// - 3 images of 67 channels: blocks of four planes that cross an image
+//   (the plane cursor), the last block part full;
+// - 2x linear, whose inner inputs of axis 0 are folded two at a time from
+//   six shared rows (fold_sym4_pair), the border inputs by the table;
+// - the f32 blocks read in place (with the next block prefetched) and the
+//   last ones, within 16 values of diff_dst's end, staged a row per vector;
+//   16-bit planes staged a row per vector, or as packed rows where a plane
+//   has more rows than the stage holds vectors (80 rows);
+// - NCX, and NXC and channels-last strides with C = 1 (planes a row apart).
+// The paired fold and both stagings keep the row path's bits: the first 8
+// planes against the same 8 planes alone.
+TEST(TbbInterpolatePaths, PlanarPlaneRows2dBlocksAndStaging) {
+    REQUIRE_AVX512F();
+    struct shape {
+        int64_t n, c;
+        dims src, dst;
+        const char *mode, *coord;
+    };
+    const shape shapes[] = {
+            {3, 67, {7, 7}, {14, 14}, "linear", "half_pixel"},         // paired inputs, cursor across images
+            {3, 67, {7, 7}, {14, 14}, "linear", "pytorch_half_pixel"}, // the same taps
+            {1, 201, {40, 6}, {80, 12}, "linear", "half_pixel"},       // 80 rows: packed 16-bit stage
+            {1, 201, {33, 5}, {66, 15}, "nearest", "asymmetric"},      // packed, single taps
+            {2, 101, {4, 8}, {8, 16}, "linear", "half_pixel"},         // one diff_src row per vector
+            {2, 101, {3, 3}, {6, 6}, "linear", "align_corners"},       // a plane in one vector
+    };
+    for (data_type dt : {f32, bf16, f16}) {
+        const std::string rows = "interpolate:planar_plane_rows_2d:"
+                + std::string(dt == f32 ? "f32" : "converted_in_registers") + ":cached" + vcvtne(dt);
+        for (const shape &s : shapes)
+            for (layout l : {layout::ncx, layout::nxc, layout::ncx_channels_last}) {
+                // Planar layouts of NXC data need C = 1.
+                interp_case c = l == layout::ncx ? make_case(l, dt, s.n, s.c, s.src, s.dst, s.mode)
+                                                 : make_case(l, dt, s.n * s.c, 1, s.src, s.dst, s.mode);
+                c.coord = s.coord;
+                expect_path(c, rows, 1);
+                expect_path(c, rows, 3);
+                EXPECT_EQ(bits_on(c, 1, rows), bits_on(c, 3, rows)) << c.name();
+            }
+        for (const shape &s : shapes) {
+            interp_case many = make_case(layout::ncx, dt, 1, 200, s.src, s.dst, s.mode);
+            interp_case few = make_case(layout::ncx, dt, 1, 8, s.src, s.dst, s.mode);
+            many.coord = few.coord = s.coord;
+            SCOPED_TRACE(many.name());
+            const size_t dd_plane = size_t(s.dst[0] * s.dst[1]), ds_plane = size_t(s.src[0] * s.src[1]);
+            const std::vector<float> dd = full_mantissas(200 * dd_plane, 7);
+            std::vector<float> got, want;
+            std::string few_path;
+            with_default_threads(2, [&] {
+                EXPECT_EQ(compile_interp_case(many, backend_kind::tbb).get_kernel_path(), rows);
+                got = run_interp(many, backend_kind::tbb, dd);
+                few_path = compile_interp_case(few, backend_kind::tbb).get_kernel_path();
+                const std::vector<float> first8(dd.begin(), dd.begin() + long(8 * dd_plane));
+                want = run_interp(few, backend_kind::tbb, first8);
+            });
+            EXPECT_EQ(few_path.find("plane_rows"), std::string::npos) << few_path;
+            EXPECT_EQ(few_path.find("small_planes"), std::string::npos) << few_path;
+            EXPECT_EQ(bits_of(got, 8 * ds_plane), bits_of(want, 8 * ds_plane));
+        }
+    }
+}
+
 } // namespace
 } // namespace bpg::test

@@ -5,6 +5,7 @@
 
 #include <immintrin.h>
 
+#include "backends/tbb/bf16_batch_narrow.hpp"
 #include "backends/tbb/convert_lanes.hpp"
 #include "backends/tbb/cpu.hpp"
 #include "backends/tbb/interpolate_small_planes.hpp"
@@ -49,10 +50,6 @@ inner_taps inner_taps_of(const interp_plan &p) {
     return t;
 }
 
-int64_t plane_offset(int64_t t, int64_t c_count, int64_t n_stride, int64_t c_stride) {
-    return t / c_count * n_stride + t % c_count * c_stride;
-}
-
 #define BPG_PLANE_ROWS_INLINE __attribute__((target("avx512f"), always_inline)) inline
 
 // Level 0 for input i of axis 0 in the planes side by side: sum_taps' fold
@@ -83,6 +80,24 @@ BPG_PLANE_ROWS_INLINE void fold_rows(const grouped_axis &a, int64_t i, const flo
     }
 }
 
+// Level 0 for inputs i and i + 1, both of the 2x linear interior form
+// (grouped_axis::sym4, weights not all 1): input i reads rows 2i - 1 ..
+// 2i + 2, input i + 1 rows 2i + 1 .. 2i + 4, so the six rows are loaded once
+// for both. The fold is fold_rows' on those taps: wa * (x[2i-1] + x[2i+2])
+// + wb * (x[2i] + x[2i+1]).
+BPG_PLANE_ROWS_INLINE void fold_sym4_pair(const grouped_axis &a, int64_t i, const float *const *rows, int64_t stride,
+        __m512 *first, __m512 *second) {
+    const __m512 wa = _mm512_set1_ps(a.sym4_wa), wb = _mm512_set1_ps(a.sym4_wb);
+    for (int q = 0; q < side_by_side; ++q) {
+        const float *r = rows[q] + (2 * i - 1) * stride;
+        const __m512 x0 = _mm512_loadu_ps(r), x1 = _mm512_loadu_ps(r + stride), x2 = _mm512_loadu_ps(r + 2 * stride),
+                     x3 = _mm512_loadu_ps(r + 3 * stride), x4 = _mm512_loadu_ps(r + 4 * stride),
+                     x5 = _mm512_loadu_ps(r + 5 * stride);
+        first[q] = _mm512_add_ps(_mm512_mul_ps(wa, _mm512_add_ps(x0, x3)), _mm512_mul_ps(wb, _mm512_add_ps(x1, x2)));
+        second[q] = _mm512_add_ps(_mm512_mul_ps(wa, _mm512_add_ps(x2, x5)), _mm512_mul_ps(wb, _mm512_add_ps(x3, x4)));
+    }
+}
+
 // Level 1: each lane's FMA chain from zero over its taps, in table order
 // (the row gather's order), lanes without a k-th tap left as they are.
 BPG_PLANE_ROWS_INLINE void gather_rows(const inner_taps &t, const __m512 *first, const __m512 *second, __m512 *out) {
@@ -107,19 +122,66 @@ template <typename T> BPG_PLANE_ROWS_INLINE void store_vector(T *at, __m512 v, i
     if (full) return convert16::store16(at, v);
     convert16::store_first(at, v, n);
 }
+// The same for a vector already narrowed to bf16.
+BPG_PLANE_ROWS_INLINE void store_narrowed(convert16::bf16_vcvtne_t *at, __m256i h, int64_t n, bool full) {
+    if (full) return _mm256_storeu_si256(reinterpret_cast<__m256i *>(at), h);
+    store_first(&at->bits, bpg_u16x16(h), n);
+}
 
-// A plane of n values as f32 at `to` (16 readable past n): whole vectors
-// where they lie inside diff_dst (before `end`), the last one exactly.
-BPG_PLANE_ROWS_INLINE __m512 load_vector(const float *at, int64_t n, const float *end) {
-    if (n >= lanes || end - at >= lanes) return _mm512_loadu_ps(at);
-    return _mm512_maskz_loadu_ps(__mmask16((1u << n) - 1u), at);
+// Row r of an f32 copy of a diff_dst plane: rows of H, W <= 16 values
+// stored a vector each, so each row the fold reads is one aligned load of
+// what one store wrote (rows packed W apart would split most loads over two
+// stores and two lines). Values read past the plane are the next plane's, or
+// zero at diff_dst's end (`end`): lanes past W are never used.
+template <typename T> BPG_PLANE_ROWS_INLINE __m512 load_row(const T *at, int64_t W, const T *end) {
+    if (end - at >= lanes) {
+        if constexpr (std::is_same_v<T, float>) return _mm512_loadu_ps(at);
+        else return convert16::load16(at);
+    }
+    if constexpr (std::is_same_v<T, float>) return _mm512_maskz_loadu_ps(__mmask16((1u << W) - 1u), at);
+    else return convert16::load_first(at, W);
 }
-template <typename T> BPG_PLANE_ROWS_INLINE __m512 load_vector(const T *at, int64_t n, const T *end) {
-    if (n >= lanes || end - at >= lanes) return convert16::load16(at);
-    return convert16::load_first(at, n);
+template <typename T>
+BPG_PLANE_ROWS_INLINE void stage_plane(const T *plane, int64_t H, int64_t W, const T *end, float *to) {
+    if (end - (plane + (H - 1) * W) >= lanes) { // every row readable 16 wide: no test per row
+#pragma GCC unroll 4
+        for (int64_t o = 0; o < H; ++o) {
+            if constexpr (std::is_same_v<T, float>) _mm512_store_ps(to + o * lanes, _mm512_loadu_ps(plane + o * W));
+            else _mm512_store_ps(to + o * lanes, convert16::load16(plane + o * W));
+        }
+        return;
+    }
+    for (int64_t o = 0; o < H; ++o) _mm512_store_ps(to + o * lanes, load_row(plane + o * W, W, end));
 }
-template <typename T> BPG_PLANE_ROWS_INLINE void stage_plane(const T *plane, int64_t n, const T *end, float *to) {
-    for (int64_t e = 0; e < n; e += lanes) _mm512_store_ps(to + e, load_vector(plane + e, n - e, end));
+
+// Planes t, t + 1, ... as (image, channel): their offsets without a
+// division per plane.
+struct plane_cursor {
+    int64_t n, c, c_count;
+    plane_cursor(int64_t t, int64_t c_count_) : n(t / c_count_), c(t % c_count_), c_count(c_count_) {}
+    void advance(int64_t k) {
+        for (c += k; c >= c_count; c -= c_count) ++n;
+    }
+    int64_t offset(int64_t n_stride, int64_t c_stride) const { return n * n_stride + c * c_stride; }
+};
+
+// The planes of one side-by-side block: diff_dst and diff_src of planes
+// [t, t + side_by_side) clamped to t1 - 1 (a part-full last block runs
+// copies of its last plane).
+template <typename T> struct block_planes {
+    const T *dd[side_by_side];
+    T *ds[side_by_side];
+};
+template <typename T>
+BPG_PLANE_ROWS_INLINE block_planes<T> locate(const interp_plan &p, plane_cursor at, int64_t t, int64_t t1, const T *dd,
+        T *ds) {
+    block_planes<T> b;
+    for (int q = 0; q < side_by_side; ++q) {
+        b.dd[q] = dd + at.offset(p.dd_n, p.dd_c);
+        b.ds[q] = ds + at.offset(p.ds_n, p.ds_c);
+        if (t + q + 1 < t1) at.advance(1);
+    }
+    return b;
 }
 
 // Planes [t0, t1). Lanes of the side-by-side block past t1 run a copy of
@@ -127,36 +189,58 @@ template <typename T> BPG_PLANE_ROWS_INLINE void stage_plane(const T *plane, int
 template <typename T>
 __attribute__((target("avx512f"))) void run_planes(const interp_plan &p, const inner_taps &tab, const T *dd, T *ds,
         int64_t t0, int64_t t1) {
-    const int64_t W = p.out[1], w = p.in[1], h = p.in[0], dd_plane = p.out[0] * W, ds_plane = h * w;
+    const int64_t W = p.out[1], H = p.out[0], w = p.in[1], h = p.in[0], dd_plane = H * W, ds_plane = h * w;
     const T *dd_end = dd + (p.n_count - 1) * p.dd_n + (p.c_count - 1) * p.dd_c + dd_plane;
     const grouped_axis &a = p.grouped[0];
     const int64_t R = tab.rows, vectors = (h + R - 1) / R;
+    // f32 rows are read in place: the next block's planes are prefetched
+    // while this one computes, or the first loads of each block wait on L3.
+    // (16-bit planes are staged at a block's start, which the hardware
+    // prefetchers keep up with; prefetching them measured slower.)
+    constexpr bool prefetch = std::is_same_v<T, float>;
     // 16-bit planes, and f32 ones whose last row ends within 16 values of
-    // diff_dst's end, are read from f32 copies (rows readable 16 wide).
+    // diff_dst's end, are read from f32 copies: a row per vector (packed
+    // rows for planes too tall for that, read 16 wide past the plane).
     alignas(64) float stage[side_by_side][small_plane_max_dd + 2 * lanes];
-    // Rows read up to 16 - W past the plane: one vector past the staged ones,
-    // zero (those lanes are never used, but stay defined).
+    const bool padded = H * lanes <= small_plane_max_dd + 2 * lanes;
     const int64_t staged = (dd_plane + lanes - 1) / lanes * lanes;
-    for (int q = 0; q < side_by_side; ++q) _mm512_store_ps(stage[q] + staged, _mm512_setzero_ps());
+    if (!padded)
+        for (int q = 0; q < side_by_side; ++q) _mm512_store_ps(stage[q] + staged, _mm512_setzero_ps());
+    const int64_t plane_lines = (dd_plane * int64_t(sizeof(T)) + 63) / 64;
+    plane_cursor cur(t0, p.c_count);
+    block_planes<T> b = locate(p, cur, t0, t1, dd, ds);
     for (int64_t t = t0; t < t1; t += side_by_side) {
+        const int64_t tn = t + side_by_side;
+        block_planes<T> next = b;
+        if (tn < t1) {
+            cur.advance(side_by_side);
+            next = locate(p, cur, tn, t1, dd, ds);
+        }
         const float *rows[side_by_side];
-        T *out[side_by_side];
-        const T *last_plane = dd + plane_offset(std::min(t + side_by_side, t1) - 1, p.c_count, p.dd_n, p.dd_c);
-        const bool in_place = std::is_same_v<T, float> && dd_end - (last_plane + dd_plane - W) >= lanes;
+        const bool in_place = std::is_same_v<T, float> && dd_end - (b.dd[side_by_side - 1] + dd_plane - W) >= lanes;
+        int64_t stride = W;
         for (int q = 0; q < side_by_side; ++q) {
-            const int64_t u = std::min(t + q, t1 - 1);
-            const T *plane = dd + plane_offset(u, p.c_count, p.dd_n, p.dd_c);
-            out[q] = ds + plane_offset(u, p.c_count, p.ds_n, p.ds_c);
             if (in_place) {
-                rows[q] = reinterpret_cast<const float *>(plane);
+                rows[q] = reinterpret_cast<const float *>(b.dd[q]);
+            } else if (padded) {
+                stage_plane(b.dd[q], H, W, dd_end, stage[q]);
+                rows[q] = stage[q];
+                stride = lanes;
             } else {
-                stage_plane(plane, dd_plane, dd_end, stage[q]);
+                for (int64_t e = 0; e < dd_plane; e += lanes)
+                    _mm512_store_ps(stage[q] + e, load_row(b.dd[q] + e, std::min(lanes, dd_plane - e), dd_end));
                 rows[q] = stage[q];
             }
         }
         const int stored = int(std::min<int64_t>(side_by_side, t1 - t));
         __m512 s0[side_by_side] = {}, s1[side_by_side] = {}, v[side_by_side] = {};
         for (int64_t vec = 0; vec < vectors; ++vec) {
+            if (prefetch && tn < t1) {
+                const int64_t l0 = vec * plane_lines / vectors, l1 = (vec + 1) * plane_lines / vectors;
+                for (int q = 0; q < side_by_side; ++q)
+                    for (int64_t l = l0; l < l1; ++l)
+                        _mm_prefetch(reinterpret_cast<const char *>(next.dd[q]) + 64 * l, _MM_HINT_T0);
+            }
             const int64_t i = vec * R;
             // An input whose taps repeat the previous input's (2x
             // downsampling) has its sums; with a row per vector, its
@@ -164,24 +248,38 @@ __attribute__((target("avx512f"))) void run_planes(const interp_plan &p, const i
             const bool repeat = i > 0 && a.repeats[size_t(i)];
             if (R == 1) {
                 if (!repeat) {
-                    fold_rows(a, i, rows, W, s0);
+                    fold_rows(a, i, rows, stride, s0);
                     gather_rows(tab, s0, s0, v);
                 }
             } else {
-                if (repeat)
-                    for (int q = 0; q < side_by_side; ++q) s0[q] = s1[q];
-                else
-                    fold_rows(a, i, rows, W, s0);
-                if (i + 1 < h && !a.repeats[size_t(i + 1)])
-                    fold_rows(a, i + 1, rows, W, s1);
-                else
-                    for (int q = 0; q < side_by_side; ++q) s1[q] = s0[q];
+                const bool pair = i + 1 < h && a.sym4[size_t(i)] && a.sym4[size_t(i + 1)] && !a.ones[size_t(i)]
+                        && !a.ones[size_t(i + 1)];
+                if (pair) {
+                    fold_sym4_pair(a, i, rows, stride, s0, s1);
+                } else {
+                    if (repeat)
+                        for (int q = 0; q < side_by_side; ++q) s0[q] = s1[q];
+                    else
+                        fold_rows(a, i, rows, stride, s0);
+                    if (i + 1 < h && !a.repeats[size_t(i + 1)])
+                        fold_rows(a, i + 1, rows, stride, s1);
+                    else
+                        for (int q = 0; q < side_by_side; ++q) s1[q] = s0[q];
+                }
                 gather_rows(tab, s0, s1, v);
             }
             const int64_t at = i * w, n = std::min(R * w, ds_plane - at);
             const bool full = at + lanes <= ds_plane;
-            for (int q = 0; q < stored; ++q) store_vector(out[q] + at, v[q], n, full);
+            if constexpr (std::is_same_v<T, convert16::bf16_vcvtne_t>) { // one denormal test for the block
+                if (!bf16_batch::any_denormal<side_by_side>(v)) {
+                    for (int q = 0; q < stored; ++q)
+                        store_narrowed(b.ds[q] + at, bf16_batch::narrow_unchecked(v[q]), n, full);
+                    continue;
+                }
+            }
+            for (int q = 0; q < stored; ++q) store_vector(b.ds[q] + at, v[q], n, full);
         }
+        b = next;
     }
 }
 

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include <immintrin.h>
 
+#include "backends/tbb/bf16_batch_narrow.hpp"
 #include "backends/tbb/convert_lanes.hpp"
 #include "backends/tbb/convert_rows.hpp"
 #include "backends/tbb/cpu.hpp"
@@ -156,6 +158,12 @@ BPG_AVX512_INLINE void to_tile(const T *const *planes, int64_t n, float *tile, i
     }
 }
 
+// The first n values (all 16 when n >= 16) of a vector already narrowed.
+BPG_AVX512_INLINE void store_first_narrowed(convert16::bf16_vcvtne_t *plane, __m256i h, int64_t n) {
+    if (n >= lanes) return _mm256_storeu_si256(reinterpret_cast<__m256i *>(plane), h);
+    store_first(&plane->bits, bpg_u16x16(h), n);
+}
+
 // The inverse, into the first count planes (elements below n).
 template <typename T>
 BPG_AVX512_INLINE void from_tile(const float *tile, int64_t count, int64_t n, T *const *planes, int64_t e_begin,
@@ -165,6 +173,23 @@ BPG_AVX512_INLINE void from_tile(const float *tile, int64_t count, int64_t n, T 
 #pragma GCC unroll 16
         for (int k = 0; k < 16; ++k) r[k] = _mm512_load_ps(tile + (e0 + k) * lanes);
         transpose16(r);
+        // bf16 by vcvtneps2bf16: one denormal test for the 16 vectors;
+        // where one holds a denormal, all 16 take the integer formula
+        // (narrow_bf16_hw's choice, so the same bits).
+        if constexpr (std::is_same_v<T, convert16::bf16_vcvtne_t>) {
+            if (!bf16_batch::any_denormal<16>(r)) {
+                const int64_t n1 = std::min(lanes, n - e0);
+                if (count == lanes) {
+#pragma GCC unroll 16
+                    for (int l = 0; l < 16; ++l)
+                        store_first_narrowed(planes[l] + e0, bf16_batch::narrow_unchecked(r[l]), n1);
+                } else {
+                    for (int64_t l = 0; l < count; ++l)
+                        store_first_narrowed(planes[l] + e0, bf16_batch::narrow_unchecked(r[l]), n1);
+                }
+                continue;
+            }
+        }
         const int64_t n1 = std::min(lanes, n - e0);
         if (count == lanes) {
 #pragma GCC unroll 16
