@@ -199,7 +199,8 @@ const char *to_string(backend_kind b);
 bool backend_from_string(const std::string &s, backend_kind &b);
 
 // Where the oneTBB backend's parallel loops run. tbb_arena: a oneTBB task
-// arena of the partition's own (max_threads threads). openmp: OpenMP parallel
+// arena of the partition's own (max_threads threads), or the caller's arena
+// when it has as many (docs/threading.md). openmp: OpenMP parallel
 // regions on the calling thread's team, for hosts that already keep an OpenMP
 // pool busy (PyTorch): their spinning workers then do bpg's work instead of
 // competing with it. Results are the same bits either way.
