@@ -42,16 +42,38 @@ BPG_LANES_AVX512 bool any_denormal(__m512 v) {
     return _mm512_mask_test_epi32_mask(exponent_zero, u, _mm512_set1_epi32(0x007fffff)) != 0;
 }
 
-// v as bf16 by AVX512_BF16's vcvtneps2bf16, for the loops the plan names so
-// where the CPU has it: one instruction instead of the integer formula's
-// several (inline asm: the kernels are built for AVX512F). It reads
-// denormals as zero, so a vector holding one takes the formula: the same
-// bits either way (both round to nearest even and quiet a NaN the same way).
-BPG_LANES_AVX512 __m256i narrow_bf16_hw(__m512 v) {
-    if (__builtin_expect(any_denormal(v), 0)) return narrow(v, static_cast<const bf16_t *>(nullptr));
+// Whether a lane of v[0 .. N) is an f32 denormal, one test for them all:
+// 0 < |x| < 2^-126, that is (bits << 1) - 1 below 0x00ffffff unsigned (zero
+// wraps to the top). Shifts, adds and unsigned minimums, then one mask
+// compare: for loops whose shuffle port (where the mask tests of
+// any_denormal go) is already full of transposes and permutes.
+template <int N> BPG_LANES_AVX512 bool any_denormal_of(const __m512 *v) {
+    const __mmask16 all = 0xffff;
+    const __m512i minus_one = _mm512_set1_epi32(-1);
+    __m512i low = minus_one;
+#pragma GCC unroll 16
+    for (int k = 0; k < N; ++k)
+        low = _mm512_maskz_min_epu32(all, low,
+                _mm512_maskz_add_epi32(all, _mm512_maskz_slli_epi32(all, _mm512_castps_si512(v[k]), 1), minus_one));
+    return _mm512_cmplt_epu32_mask(low, _mm512_set1_epi32(0x00ffffff)) != 0;
+}
+
+// v as bf16 by AVX512_BF16's vcvtneps2bf16, its lanes known not to be
+// denormals, which the instruction reads as zero (inline asm: the kernels
+// are built for AVX512F).
+BPG_LANES_AVX512 __m256i narrow_bf16_unchecked(__m512 v) {
     __m256i r;
     asm("vcvtneps2bf16 %1, %0" : "=v"(r) : "v"(v));
     return r;
+}
+
+// v as bf16 by vcvtneps2bf16, for the loops the plan names so where the CPU
+// has it: one instruction instead of the integer formula's several. A
+// vector holding a denormal takes the formula: the same bits either way
+// (both round to nearest even and quiet a NaN the same way).
+BPG_LANES_AVX512 __m256i narrow_bf16_hw(__m512 v) {
+    if (__builtin_expect(any_denormal(v), 0)) return narrow(v, static_cast<const bf16_t *>(nullptr));
+    return narrow_bf16_unchecked(v);
 }
 
 // bf16 data of a kernel instantiated for a CPU with AVX512_BF16: read as

@@ -5,7 +5,6 @@
 
 #include <immintrin.h>
 
-#include "backends/tbb/bf16_batch_narrow.hpp"
 #include "backends/tbb/convert_lanes.hpp"
 #include "backends/tbb/cpu.hpp"
 #include "backends/tbb/interpolate_small_planes.hpp"
@@ -271,9 +270,9 @@ __attribute__((target("avx512f"))) void run_planes(const interp_plan &p, const i
             const int64_t at = i * w, n = std::min(R * w, ds_plane - at);
             const bool full = at + lanes <= ds_plane;
             if constexpr (std::is_same_v<T, convert16::bf16_vcvtne_t>) { // one denormal test for the block
-                if (!bf16_batch::any_denormal<side_by_side>(v)) {
+                if (!convert16::any_denormal_of<side_by_side>(v)) {
                     for (int q = 0; q < stored; ++q)
-                        store_narrowed(b.ds[q] + at, bf16_batch::narrow_unchecked(v[q]), n, full);
+                        store_narrowed(b.ds[q] + at, convert16::narrow_bf16_unchecked(v[q]), n, full);
                     continue;
                 }
             }

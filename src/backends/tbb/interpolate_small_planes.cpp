@@ -6,7 +6,6 @@
 
 #include <immintrin.h>
 
-#include "backends/tbb/bf16_batch_narrow.hpp"
 #include "backends/tbb/convert_lanes.hpp"
 #include "backends/tbb/convert_rows.hpp"
 #include "backends/tbb/cpu.hpp"
@@ -177,15 +176,15 @@ BPG_AVX512_INLINE void from_tile(const float *tile, int64_t count, int64_t n, T 
         // where one holds a denormal, all 16 take the integer formula
         // (narrow_bf16_hw's choice, so the same bits).
         if constexpr (std::is_same_v<T, convert16::bf16_vcvtne_t>) {
-            if (!bf16_batch::any_denormal<16>(r)) {
+            if (!convert16::any_denormal_of<16>(r)) {
                 const int64_t n1 = std::min(lanes, n - e0);
                 if (count == lanes) {
 #pragma GCC unroll 16
                     for (int l = 0; l < 16; ++l)
-                        store_first_narrowed(planes[l] + e0, bf16_batch::narrow_unchecked(r[l]), n1);
+                        store_first_narrowed(planes[l] + e0, convert16::narrow_bf16_unchecked(r[l]), n1);
                 } else {
                     for (int64_t l = 0; l < count; ++l)
-                        store_first_narrowed(planes[l] + e0, bf16_batch::narrow_unchecked(r[l]), n1);
+                        store_first_narrowed(planes[l] + e0, convert16::narrow_bf16_unchecked(r[l]), n1);
                 }
                 continue;
             }
