@@ -38,12 +38,6 @@ BPG_AVX512 void add_tail_lanes(const data &d, int64_t d_end, int64_t s_end, int6
 }
 // f32 lanes 0-7 (half 0) or 8-15 (half 1) of v as f64.
 
-// chunk_sums::pair_of for up to 16 chunks at once (chunk i's lanes s[i]),
-// one chunk per f64 lane: the same additions in the same order, so the same
-// bits. The rows transposed in registers: reading the columns with gathers
-// took about a third of pass 1 on 7x7 rows.
-#undef BPG_AVX512
-
 // Rows whose last B % 16 elements (at most this many) pass 1 adds as
 // columns (in_order_sums_16): one masked load or widening a row and tensor
 // instead of add_tail_lanes' two loads, two permutes and masked adds a row.
@@ -54,35 +48,86 @@ template <int Half> __attribute__((target("avx512f"), always_inline)) inline __m
     return _mm512_maskz_cvtps_pd(0xff, _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xf, _mm512_castps_pd(v), Half)));
 }
 
+// GCC's vector type: its shuffles carry no undefined passthrough.
+typedef float row_lanes_v __attribute__((vector_size(64)));
+
+// Rows r[0..16) into columns, 8 rows a half: lane l of rows 8h..8h+7 in half
+// (l / 4) % 2 of r[8h + 4 (l / 8) + l % 4] (half_of below). transpose16's
+// first two stages (pairs, then blocks of 4 rows), then one two-source
+// permute a vector puts 8 rows of a lane side by side: a stage fewer than
+// whole 16-row columns, whose upper halves the f64 sums would extract anyway.
+// Pure moves: the values unchanged.
+__attribute__((target("avx512f"), always_inline)) inline void rows_to_half_columns(__m512 r[16]) {
+    row_lanes_v t[16], u[16];
+#pragma GCC unroll 8
+    for (int k = 0; k < 8; ++k) {
+        const row_lanes_v a = row_lanes_v(r[2 * k]), b = row_lanes_v(r[2 * k + 1]);
+        t[2 * k] = __builtin_shufflevector(a, b, 0, 16, 1, 17, 4, 20, 5, 21, 8, 24, 9, 25, 12, 28, 13, 29);
+        t[2 * k + 1] = __builtin_shufflevector(a, b, 2, 18, 3, 19, 6, 22, 7, 23, 10, 26, 11, 27, 14, 30, 15, 31);
+    }
+    // u[4q + m]'s 128-bit block c: lane 4c + m of rows 4q..4q+3.
+#pragma GCC unroll 4
+    for (int q = 0; q < 4; ++q)
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; ++h) {
+            const row_lanes_v a = t[4 * q + h], e = t[4 * q + 2 + h];
+            u[4 * q + 2 * h] = __builtin_shufflevector(a, e, 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29);
+            u[4 * q + 2 * h + 1] = __builtin_shufflevector(a, e, 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31);
+        }
+    // Blocks 2p and 2p + 1 of rows 8h..8h+3 and of rows 8h+4..8h+7.
+    const __m512i pick[2] = {_mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23),
+            _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31)};
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h)
+#pragma GCC unroll 2
+        for (int p = 0; p < 2; ++p)
+#pragma GCC unroll 4
+            for (int m = 0; m < 4; ++m)
+                r[8 * h + 4 * p + m] = _mm512_maskz_permutex2var_ps(0xffff, __m512(u[8 * h + m]), pick[p],
+                        __m512(u[8 * h + 4 + m]));
+}
+constexpr int half_column_at(int h, int l) { return 8 * h + 4 * (l / 8) + l % 4; }
+
 // chunk_sums::pair_of for up to 16 chunks at once (chunk i's lanes s[i]),
 // one chunk per f64 lane: the same additions in the same order, so the same
 // bits. The rows transposed in registers: reading the columns with gathers
-// took about a third of pass 1 on 7x7 rows. Tail > 0: the chunks' last
-// elements first added to their lanes 0.. as columns (tail[j]: each row's
-// element j past its whole vectors), as chunk_sums::lanes_with_tail does
-// lane by lane (the same operations, so the same bits); `second`: the sums
-// are the second of the pair.
+// took about a third of pass 1 on 7x7 rows. Columns: the chunks' last
+// tail_n elements first added to their lanes 0.. as columns (tail[j]: each
+// row's element j past its whole vectors), as chunk_sums::lanes_with_tail
+// does lane by lane (the same operations, so the same bits); `second`: the
+// sums are the second of the pair.
 template <bool Columns, typename T, bn_fusion F>
 __attribute__((target("avx512f"), always_inline)) inline void in_order_sums_16(const float (*s)[lanes], int n,
         const rows_element<T, F> *tail, int tail_n, const float *mean, bool second, double *t) {
     __m512 r[16];
     for (int i = 0; i < 16; ++i) r[i] = i < n ? _mm512_load_ps(s[i]) : _mm512_setzero_ps();
-    transpose16(r);
+    rows_to_half_columns(r);
     if constexpr (Columns) {
         const lanes16 m = lanes16(_mm512_maskz_loadu_ps(__mmask16((1u << n) - 1), mean));
 #pragma GCC unroll 4
         for (int j = 0; j < column_tail_max; ++j) {
             if (j == tail_n) break;
-            lanes16 g, x, v1 = lanes16(r[j]), v2 = v1;
+            __m512 &r0 = r[half_column_at(0, j)], &r1 = r[half_column_at(1, j)]; // (lower halves)
+            lanes16 g, x, v1 = lanes16(_mm512_castpd_ps(_mm512_maskz_shuffle_f64x2(0xff, _mm512_castps_pd(r0),
+                                           _mm512_castps_pd(r1), 0x44))),
+                          v2 = v1;
             tail[j].values(g, x);
             kernels::bn_accumulate(v1, v2, g, x, m);
-            r[j] = __m512(second ? v2 : v1);
+            const __m512d c = _mm512_castps_pd(__m512(second ? v2 : v1));
+            r0 = _mm512_mask_mov_ps(r0, 0x00ff, _mm512_castpd_ps(c));
+            r1 = _mm512_mask_mov_ps(r1, 0x00ff, _mm512_castpd_ps(_mm512_maskz_shuffle_f64x2(0xff, c, c, 0xee)));
         }
     }
-    __m512d lo = _mm512_setzero_pd(), hi = lo;
-    for (int l = 0; l < lanes; ++l)
-        lo = _mm512_add_pd(lo, f64_half<0>(r[l])), hi = _mm512_add_pd(hi, f64_half<1>(r[l]));
-    _mm512_storeu_pd(t, lo), _mm512_storeu_pd(t + 8, hi);
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) {
+        __m512d sum = _mm512_setzero_pd();
+#pragma GCC unroll 16
+        for (int l = 0; l < lanes; ++l) {
+            const __m512 v = r[half_column_at(h, l)];
+            sum = _mm512_add_pd(sum, l / 4 % 2 ? f64_half<1>(v) : f64_half<0>(v));
+        }
+        _mm512_storeu_pd(t + 8 * h, sum);
+    }
 }
 
 // Pass 1 on planar rows (a, k), k in [k0, k1), each row one chunk (B <=
