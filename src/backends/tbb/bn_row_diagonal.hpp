@@ -11,7 +11,7 @@
 
 namespace bpg::tbb_backend::bn {
 
-#define BPG_COLUMNS_AVX512 __attribute__((target("avx512f"), always_inline)) inline
+#define BPG_DIAGONAL_AVX512 __attribute__((target("avx512f"), always_inline)) inline
 
 // One tensor's element of 16 rows as f32 lanes (row i in lane i), put lane
 // by lane: a masked load (f32) or a masked widening of the 16 elements that
@@ -20,7 +20,7 @@ namespace bpg::tbb_backend::bn {
 // element alone.
 template <typename T> struct row_diagonal {
     __m512 v {}; // bf16: the bits, shifted up by f32()
-    BPG_COLUMNS_AVX512 void put(int i, const T *e, bool read_16) {
+    BPG_DIAGONAL_AVX512 void put(int i, const T *e, bool read_16) {
         const __mmask16 k = __mmask16(1u << i);
         if constexpr (std::is_same_v<T, float>) {
             v = _mm512_mask_loadu_ps(v, k, e - i); // (masked lanes are not read)
@@ -38,7 +38,7 @@ template <typename T> struct row_diagonal {
         }
     }
     // (The same as lanes_f32 of these elements.)
-    BPG_COLUMNS_AVX512 __m512 f32() const {
+    BPG_DIAGONAL_AVX512 __m512 f32() const {
         if constexpr (std::is_same_v<T, bf16_t>)
             return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xffff, _mm512_castps_si512(v), 16));
         else
@@ -50,7 +50,7 @@ template <typename T> struct row_diagonal {
 // computed as load_lanes does.
 template <typename T, bn_fusion F> struct rows_element {
     row_diagonal<T> dd, src, relu_in, relu_dd;
-    BPG_COLUMNS_AVX512 void put(const data &d, int i, int64_t dd_at, int64_t src_at, int64_t relu_at, bool read_16) {
+    BPG_DIAGONAL_AVX512 void put(const data &d, int i, int64_t dd_at, int64_t src_at, int64_t relu_at, bool read_16) {
         if constexpr (F != bn_fusion::relu_into_dd) dd.put(i, tensor<T>(d.dd, dd_at), read_16);
         if constexpr (F != bn_fusion::relu_into_src) src.put(i, tensor<T>(d.src, src_at), read_16);
         if constexpr (F != bn_fusion::none) {
@@ -58,7 +58,7 @@ template <typename T, bn_fusion F> struct rows_element {
             relu_dd.put(i, tensor<T>(d.relu_dd, relu_at), read_16);
         }
     }
-    BPG_COLUMNS_AVX512 void values(lanes16 &g, lanes16 &x) const {
+    BPG_DIAGONAL_AVX512 void values(lanes16 &g, lanes16 &x) const {
         __m512 relu = _mm512_setzero_ps();
         if constexpr (F != bn_fusion::none)
             relu = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(relu_in.f32(), _mm512_setzero_ps(), _CMP_GT_OQ), relu_dd.f32());
@@ -67,6 +67,6 @@ template <typename T, bn_fusion F> struct rows_element {
     }
 };
 
-#undef BPG_COLUMNS_AVX512
+#undef BPG_DIAGONAL_AVX512
 
 } // namespace bpg::tbb_backend::bn

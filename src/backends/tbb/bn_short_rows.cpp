@@ -6,7 +6,6 @@
 #include "backends/tbb/bn_kernels.hpp"
 #include "backends/tbb/bn_planar_row.hpp"
 #include "backends/tbb/bn_row_diagonal.hpp"
-#include "backends/tbb/transpose16.hpp"
 
 namespace bpg::tbb_backend::bn {
 
@@ -36,7 +35,7 @@ BPG_AVX512 void add_tail_lanes(const data &d, int64_t d_end, int64_t s_end, int6
     cs.v1 = lanes16(_mm512_mask_mov_ps(__m512(cs.v1), tail, __m512(v1)));
     cs.v2 = lanes16(_mm512_mask_mov_ps(__m512(cs.v2), tail, __m512(v2)));
 }
-// f32 lanes 0-7 (half 0) or 8-15 (half 1) of v as f64.
+#undef BPG_AVX512
 
 // Rows whose last B % 16 elements (at most this many) pass 1 adds as
 // columns (in_order_sums_16): one masked load or widening a row and tensor
@@ -51,8 +50,10 @@ template <int Half> __attribute__((target("avx512f"), always_inline)) inline __m
 // GCC's vector type: its shuffles carry no undefined passthrough.
 typedef float row_lanes_v __attribute__((vector_size(64)));
 
+constexpr int half_column_at(int h, int l) { return 8 * h + 4 * (l / 8) + l % 4; }
+
 // Rows r[0..16) into columns, 8 rows a half: lane l of rows 8h..8h+7 in half
-// (l / 4) % 2 of r[8h + 4 (l / 8) + l % 4] (half_of below). transpose16's
+// (l / 4) % 2 of r[half_column_at(h, l)]. transpose16's
 // first two stages (pairs, then blocks of 4 rows), then one two-source
 // permute a vector puts 8 rows of a lane side by side: a stage fewer than
 // whole 16-row columns, whose upper halves the f64 sums would extract anyway.
@@ -86,7 +87,6 @@ __attribute__((target("avx512f"), always_inline)) inline void rows_to_half_colum
                 r[8 * h + 4 * p + m] = _mm512_maskz_permutex2var_ps(0xffff, __m512(u[8 * h + m]), pick[p],
                         __m512(u[8 * h + 4 + m]));
 }
-constexpr int half_column_at(int h, int l) { return 8 * h + 4 * (l / 8) + l % 4; }
 
 // chunk_sums::pair_of for up to 16 chunks at once (chunk i's lanes s[i]),
 // one chunk per f64 lane: the same additions in the same order, so the same
