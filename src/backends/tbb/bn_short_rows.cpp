@@ -131,25 +131,21 @@ __attribute__((target("avx512f"), always_inline)) inline void in_order_sums_16(c
 }
 
 // Pass 1 on planar rows (a, k), k in [k0, k1), each row one chunk (B <=
-// planar_chunk): each row's lanes as chunk_sums leaves them, then their
-// pairs 16 rows at a time (same bits as sums_planar). Vectors > 0: rows of
-// that many whole vectors, the loop unrolled (a row's loop control and
-// offsets cost about as much as its three vectors on 7x7). Columns: a
-// tail of 1 to column_tail_max elements added as columns (in_order_sums_16),
-// element j of row i from the 16 elements that put it in lane i, where those
-// stay in the row or run into the group's next row (in every tensor read);
-// else each row's last B % 16 elements by add_tail_lanes.
+// planar_chunk), every row a in turn (one call a task: a call a row a cost
+// a few instructions a row): each row's lanes as chunk_sums leaves them,
+// then their pairs 16 rows at a time (same bits as sums_planar). Vectors >
+// 0: rows of that many whole vectors, the loop unrolled (a row's loop
+// control and offsets cost about as much as its three vectors on 7x7).
+// Columns: a tail of 1 to column_tail_max elements added as columns
+// (in_order_sums_16), element j of row i from the 16 elements that put it
+// in lane i, where those stay in the row or run into the group's next row
+// (in every tensor read); else each row's last B % 16 elements by
+// add_tail_lanes.
 template <int Vectors, bool Columns, typename T, bn_fusion F>
 __attribute__((target("avx512f"))) void short_rows_sums_avx512(const bn_plan &p, const data &d, const float *mean,
-        double *partial, int64_t a, int64_t k0, int64_t k1) {
+        double *partial, int64_t k0, int64_t k1) {
     const reader<T, F> rd(d);
-    const int64_t ahead = a + short_rows_ahead, channels = k1 - k0;
-    const int64_t dd_ahead = at(p.dd, ahead, k0, 0), src_ahead = at(p.src, ahead, k0, 0),
-                  relu_ahead = at(p.relu_in, ahead, k0, 0);
-    // (+1: a run off a line boundary spans one more.) Spread over the
-    // channels, a few lines before each.
-    const int64_t lines_ahead = ahead < p.A ? (channels * p.B * int64_t(sizeof(T)) + 63) / 64 + 1 : 0;
-    const int64_t lines_per_channel = (lines_ahead + channels - 1) / channels;
+    const int64_t channels = k1 - k0;
     const int64_t whole = p.B / lanes * lanes;
     const int tail = int(p.B - whole);
     const bool rows_follow = (F == bn_fusion::relu_into_dd || p.dd.k == p.B)
@@ -160,44 +156,53 @@ __attribute__((target("avx512f"))) void short_rows_sums_avx512(const bn_plan &p,
                     _mm512_set1_epi32(lanes - tail)),
             _mm512_set1_epi32(lanes - 1));
     alignas(64) float s1[16][lanes], s2[16][lanes];
-    int64_t line = 0;
-    for (int64_t j0 = k0; j0 < k1; j0 += 16) {
-        const int n = int(std::min<int64_t>(16, k1 - j0));
-        rows_element<T, F> tail_elements[Columns ? column_tail_max : 1];
-        int64_t s0 = at(p.src, a, j0, 0), d0 = at(p.dd, a, j0, 0), x0 = at(p.relu_in, a, j0, 0);
-        for (int i = 0; i < n; ++i, s0 += p.src.k, d0 += p.dd.k, x0 += p.relu_in.k) {
-            const int64_t k = j0 + i;
-            for (const int64_t end = std::min(lines_ahead, line + lines_per_channel); line < end; ++line)
-                rd.prefetch(dd_ahead, src_ahead, relu_ahead, 64 * line);
-            chunk_sums cs(mean[k]);
+    for (int64_t a = 0; a < p.A; ++a) {
+        const int64_t ahead = a + short_rows_ahead;
+        const int64_t dd_ahead = at(p.dd, ahead, k0, 0), src_ahead = at(p.src, ahead, k0, 0),
+                      relu_ahead = at(p.relu_in, ahead, k0, 0);
+        // (+1: a run off a line boundary spans one more.) Spread over the
+        // channels, a few lines before each.
+        const int64_t lines_ahead = ahead < p.A ? (channels * p.B * int64_t(sizeof(T)) + 63) / 64 + 1 : 0;
+        const int64_t lines_per_channel = (lines_ahead + channels - 1) / channels;
+        int64_t line = 0;
+        for (int64_t j0 = k0; j0 < k1; j0 += 16) {
+            const int n = int(std::min<int64_t>(16, k1 - j0));
+            rows_element<T, F> tail_elements[Columns ? column_tail_max : 1];
+            int64_t s0 = at(p.src, a, j0, 0), d0 = at(p.dd, a, j0, 0), x0 = at(p.relu_in, a, j0, 0);
+            for (int i = 0; i < n; ++i, s0 += p.src.k, d0 += p.dd.k, x0 += p.relu_in.k) {
+                const int64_t k = j0 + i;
+                for (const int64_t end = std::min(lines_ahead, line + lines_per_channel); line < end; ++line)
+                    rd.prefetch(dd_ahead, src_ahead, relu_ahead, 64 * line);
+                chunk_sums cs(mean[k]);
 #pragma GCC unroll 4
-            for (int64_t b = 0; b < (Vectors > 0 ? Vectors * lanes : whole); b += lanes) {
-                lanes16 g, x;
-                load_lanes<T, F>(d, d0 + b, s0 + b, x0 + b, g, x);
-                cs.add(g, x);
-            }
-            if constexpr (Columns) {
-#pragma GCC unroll 4
-                for (int j = 0; j < column_tail_max; ++j) {
-                    if (j == tail) break;
-                    const int64_t b = whole + j;
-                    const bool read_16 = b - i + lanes <= p.B || (rows_follow && i + 1 < n);
-                    tail_elements[j].put(d, i, d0 + b, s0 + b, x0 + b, read_16);
+                for (int64_t b = 0; b < (Vectors > 0 ? Vectors * lanes : whole); b += lanes) {
+                    lanes16 g, x;
+                    load_lanes<T, F>(d, d0 + b, s0 + b, x0 + b, g, x);
+                    cs.add(g, x);
                 }
-                _mm512_store_ps(s1[i], __m512(cs.v1)), _mm512_store_ps(s2[i], __m512(cs.v2));
-            } else if (tail == 0 || whole > 0) {
-                if (tail) add_tail_lanes<T, F>(d, d0 + p.B, s0 + p.B, x0 + p.B, down, tail_lanes, cs);
-                _mm512_store_ps(s1[i], __m512(cs.v1)), _mm512_store_ps(s2[i], __m512(cs.v2));
-            } else {
-                cs.lanes_with_tail(rd, 0, p.B, d0, s0, x0, s1[i], s2[i]);
+                if constexpr (Columns) {
+#pragma GCC unroll 4
+                    for (int j = 0; j < column_tail_max; ++j) {
+                        if (j == tail) break;
+                        const int64_t b = whole + j;
+                        const bool read_16 = b - i + lanes <= p.B || (rows_follow && i + 1 < n);
+                        tail_elements[j].put(d, i, d0 + b, s0 + b, x0 + b, read_16);
+                    }
+                    _mm512_store_ps(s1[i], __m512(cs.v1)), _mm512_store_ps(s2[i], __m512(cs.v2));
+                } else if (tail == 0 || whole > 0) {
+                    if (tail) add_tail_lanes<T, F>(d, d0 + p.B, s0 + p.B, x0 + p.B, down, tail_lanes, cs);
+                    _mm512_store_ps(s1[i], __m512(cs.v1)), _mm512_store_ps(s2[i], __m512(cs.v2));
+                } else {
+                    cs.lanes_with_tail(rd, 0, p.B, d0, s0, x0, s1[i], s2[i]);
+                }
             }
-        }
-        double t1[16], t2[16];
-        in_order_sums_16<Columns>(s1, n, tail_elements, tail, mean + j0, false, t1);
-        in_order_sums_16<Columns>(s2, n, tail_elements, tail, mean + j0, true, t2);
-        for (int i = 0; i < n; ++i) {
-            double *pair = partial + 2 * ((j0 + i) * p.A + a); // row (a, k)'s only chunk
-            pair[0] = t1[i], pair[1] = t2[i];
+            double t1[16], t2[16];
+            in_order_sums_16<Columns>(s1, n, tail_elements, tail, mean + j0, false, t1);
+            in_order_sums_16<Columns>(s2, n, tail_elements, tail, mean + j0, true, t2);
+            for (int i = 0; i < n; ++i) {
+                double *pair = partial + 2 * ((j0 + i) * p.A + a); // row (a, k)'s only chunk
+                pair[0] = t1[i], pair[1] = t2[i];
+            }
         }
     }
 }
@@ -357,8 +362,7 @@ BPG_ALWAYS_INLINE void short_rows_sums_of(const bn_plan &p, const data &d, const
             // Rows of 1 to 3 whole vectors (7x7: 3) and a tail of 1 to
             // column_tail_max elements: the row loop unrolled, the tail as columns.
             const auto rows = [&](auto vectors, auto columns) BPG_LAMBDA_INLINE {
-                for (int64_t a = 0; a < p.A; ++a)
-                    short_rows_sums_avx512<vectors.value, columns.value, T, f.value>(p, d, mean, partial, a, k0, k1);
+                short_rows_sums_avx512<vectors.value, columns.value, T, f.value>(p, d, mean, partial, k0, k1);
             };
             const int64_t tail = p.B % lanes;
             if (tail == 0 || tail > column_tail_max) return rows(vectors_c<0> {}, std::false_type {});
