@@ -459,5 +459,30 @@ TEST(TbbBatchNormPaths, ChannelsLastBf16HardwareRoundingGlobalAndDenormals) {
     }
 }
 
+// Pass 1 of short_rows_avx512 on rows of 1 to 3 whole vectors and a tail of
+// 1 to 4 elements (17, 18, 35, 36, 49 and 52 elements): the row loop
+// unrolled, the tail added to the transposed columns, element j of row i
+// from the 16 elements that put it in lane i, read inside the row, into the
+// group's next row, or (a group's last row, when those 16 would pass its
+// end) alone: groups of 16 with a last group of 4 (260 channels) and of 2
+// (40 channels). Each with a fused ReLU either way, against the reference,
+// with the generic loops' bits, the same bits on 1 and 3 threads.
+// (use_global_stats sums with other loops: global_sums.)
+TEST(TbbBatchNormPaths, ShortRowsTailColumnsAvx512) {
+    if (skip_without_avx512()) GTEST_SKIP() << "no AVX-512 on this CPU";
+    const std::vector<dims> shapes = {{1, 260, 1, 17}, {1, 260, 3, 6}, {1, 260, 5, 7}, {1, 260, 6, 6}, {2, 260, 7, 7},
+            {1, 260, 4, 13}, {2, 40, 7, 7}, {3, 40, 2, 9}};
+    uint32_t seed = 171;
+    for (data_type dt : {data_type::f32, data_type::bf16, data_type::f16})
+        for (const dims &ncx : shapes)
+            for (int into : {-1, 0, 1}) {
+                bn_case c = make(ncx, dt);
+                c.relu = into;
+                SCOPED_TRACE(c.name());
+                EXPECT_EQ(compile_bn_case(c, backend_kind::tbb).get_kernel_path(), short_rows_path(dt) + "cached");
+                expect_reference_and_same_bits(c, seed++);
+            }
+}
+
 } // namespace
 } // namespace bpg::test

@@ -5,32 +5,13 @@
 
 #include "backends/tbb/bn_kernels.hpp"
 #include "backends/tbb/bn_planar_row.hpp"
-#include "backends/tbb/transpose16.hpp"
+#include "backends/tbb/bn_row_diagonal.hpp"
 
 namespace bpg::tbb_backend::bn {
 
 namespace {
 
 #define BPG_AVX512 __attribute__((target("avx512f"), always_inline)) inline
-
-// f32 lanes 0-7 (half 0) or 8-15 (half 1) of v as f64.
-template <int Half> BPG_AVX512 __m512d f64_half(__m512 v) {
-    return _mm512_maskz_cvtps_pd(0xff, _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xf, _mm512_castps_pd(v), Half)));
-}
-
-// chunk_sums::pair_of for up to 16 chunks at once (chunk i's lanes s[i]),
-// one chunk per f64 lane: the same additions in the same order, so the same
-// bits. The rows transposed in registers: reading the columns with gathers
-// took about a third of pass 1 on 7x7 rows.
-BPG_AVX512 void in_order_sums_16(const float (*s)[lanes], int n, double *t) {
-    __m512 r[16];
-    for (int i = 0; i < 16; ++i) r[i] = i < n ? _mm512_load_ps(s[i]) : _mm512_setzero_ps();
-    transpose16(r);
-    __m512d lo = _mm512_setzero_pd(), hi = lo;
-    for (int l = 0; l < lanes; ++l)
-        lo = _mm512_add_pd(lo, f64_half<0>(r[l])), hi = _mm512_add_pd(hi, f64_half<1>(r[l]));
-    _mm512_storeu_pd(t, lo), _mm512_storeu_pd(t + 8, hi);
-}
 
 // Pass 1 on a group's row a reads its row a + short_rows_ahead into L2: the
 // runs (3-5 KB, each ~100 KB past the last) are too short for the hardware
@@ -56,55 +37,172 @@ BPG_AVX512 void add_tail_lanes(const data &d, int64_t d_end, int64_t s_end, int6
 }
 #undef BPG_AVX512
 
+// Rows whose last B % 16 elements (at most this many) pass 1 adds as
+// columns (in_order_sums_16): one masked load or widening a row and tensor
+// instead of add_tail_lanes' two loads, two permutes and masked adds a row.
+constexpr int column_tail_max = 4;
+
+// f32 lanes 0-7 (half 0) or 8-15 (half 1) of v as f64.
+template <int Half> __attribute__((target("avx512f"), always_inline)) inline __m512d f64_half(__m512 v) {
+    return _mm512_maskz_cvtps_pd(0xff, _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xf, _mm512_castps_pd(v), Half)));
+}
+
+// GCC's vector type: its shuffles carry no undefined passthrough.
+typedef float row_lanes_v __attribute__((vector_size(64)));
+
+constexpr int half_column_at(int h, int l) { return 8 * h + 4 * (l / 8) + l % 4; }
+
+// Rows r[0..16) into columns, 8 rows a half: lane l of rows 8h..8h+7 in half
+// (l / 4) % 2 of r[half_column_at(h, l)]. transpose16's
+// first two stages (pairs, then blocks of 4 rows), then one two-source
+// permute a vector puts 8 rows of a lane side by side: a stage fewer than
+// whole 16-row columns, whose upper halves the f64 sums would extract anyway.
+// Pure moves: the values unchanged.
+__attribute__((target("avx512f"), always_inline)) inline void rows_to_half_columns(__m512 r[16]) {
+    row_lanes_v t[16], u[16];
+#pragma GCC unroll 8
+    for (int k = 0; k < 8; ++k) {
+        const row_lanes_v a = row_lanes_v(r[2 * k]), b = row_lanes_v(r[2 * k + 1]);
+        t[2 * k] = __builtin_shufflevector(a, b, 0, 16, 1, 17, 4, 20, 5, 21, 8, 24, 9, 25, 12, 28, 13, 29);
+        t[2 * k + 1] = __builtin_shufflevector(a, b, 2, 18, 3, 19, 6, 22, 7, 23, 10, 26, 11, 27, 14, 30, 15, 31);
+    }
+    // u[4q + m]'s 128-bit block c: lane 4c + m of rows 4q..4q+3.
+#pragma GCC unroll 4
+    for (int q = 0; q < 4; ++q)
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; ++h) {
+            const row_lanes_v a = t[4 * q + h], e = t[4 * q + 2 + h];
+            u[4 * q + 2 * h] = __builtin_shufflevector(a, e, 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29);
+            u[4 * q + 2 * h + 1] = __builtin_shufflevector(a, e, 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31);
+        }
+    // Blocks 2p and 2p + 1 of rows 8h..8h+3 and of rows 8h+4..8h+7.
+    const __m512i pick[2] = {_mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23),
+            _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31)};
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h)
+#pragma GCC unroll 2
+        for (int p = 0; p < 2; ++p)
+#pragma GCC unroll 4
+            for (int m = 0; m < 4; ++m)
+                r[8 * h + 4 * p + m] = _mm512_maskz_permutex2var_ps(0xffff, __m512(u[8 * h + m]), pick[p],
+                        __m512(u[8 * h + 4 + m]));
+}
+
+// chunk_sums::pair_of for up to 16 chunks at once (chunk i's lanes s[i]),
+// one chunk per f64 lane: the same additions in the same order, so the same
+// bits. The rows transposed in registers: reading the columns with gathers
+// took about a third of pass 1 on 7x7 rows. Columns: the chunks' last
+// tail_n elements first added to their lanes 0.. as columns (tail[j]: each
+// row's element j past its whole vectors), as chunk_sums::lanes_with_tail
+// does lane by lane (the same operations, so the same bits); `second`: the
+// sums are the second of the pair.
+template <bool Columns, typename T, bn_fusion F>
+__attribute__((target("avx512f"), always_inline)) inline void in_order_sums_16(const float (*s)[lanes], int n,
+        const rows_element<T, F> *tail, int tail_n, const float *mean, bool second, double *t) {
+    __m512 r[16];
+    for (int i = 0; i < 16; ++i) r[i] = i < n ? _mm512_load_ps(s[i]) : _mm512_setzero_ps();
+    rows_to_half_columns(r);
+    if constexpr (Columns) {
+        const lanes16 m = lanes16(_mm512_maskz_loadu_ps(__mmask16((1u << n) - 1), mean));
+#pragma GCC unroll 4
+        for (int j = 0; j < column_tail_max; ++j) {
+            if (j == tail_n) break;
+            __m512 &r0 = r[half_column_at(0, j)], &r1 = r[half_column_at(1, j)]; // (lower halves)
+            lanes16 g, x, v1 = lanes16(_mm512_castpd_ps(_mm512_maskz_shuffle_f64x2(0xff, _mm512_castps_pd(r0),
+                                           _mm512_castps_pd(r1), 0x44))),
+                          v2 = v1;
+            tail[j].values(g, x);
+            kernels::bn_accumulate(v1, v2, g, x, m);
+            const __m512d c = _mm512_castps_pd(__m512(second ? v2 : v1));
+            r0 = _mm512_mask_mov_ps(r0, 0x00ff, _mm512_castpd_ps(c));
+            r1 = _mm512_mask_mov_ps(r1, 0x00ff, _mm512_castpd_ps(_mm512_maskz_shuffle_f64x2(0xff, c, c, 0xee)));
+        }
+    }
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) {
+        __m512d sum = _mm512_setzero_pd();
+#pragma GCC unroll 16
+        for (int l = 0; l < lanes; ++l) {
+            const __m512 v = r[half_column_at(h, l)];
+            sum = _mm512_add_pd(sum, l / 4 % 2 ? f64_half<1>(v) : f64_half<0>(v));
+        }
+        _mm512_storeu_pd(t + 8 * h, sum);
+    }
+}
+
 // Pass 1 on planar rows (a, k), k in [k0, k1), each row one chunk (B <=
-// planar_chunk): each row's lanes as chunk_sums leaves them, then their
-// pairs 16 rows at a time (same bits as sums_planar).
-template <typename T, bn_fusion F>
+// planar_chunk), every row a in turn (one call a task: a call a row a cost
+// a few instructions a row): each row's lanes as chunk_sums leaves them,
+// then their pairs 16 rows at a time (same bits as sums_planar). Vectors >
+// 0: rows of that many whole vectors, the loop unrolled (a row's loop
+// control and offsets cost about as much as its three vectors on 7x7).
+// Columns: a tail of 1 to column_tail_max elements added as columns
+// (in_order_sums_16), element j of row i from the 16 elements that put it
+// in lane i, where those stay in the row or run into the group's next row
+// (in every tensor read); else each row's last B % 16 elements by
+// add_tail_lanes.
+template <int Vectors, bool Columns, typename T, bn_fusion F>
 __attribute__((target("avx512f"))) void short_rows_sums_avx512(const bn_plan &p, const data &d, const float *mean,
-        double *partial, int64_t a, int64_t k0, int64_t k1) {
+        double *partial, int64_t k0, int64_t k1) {
     const reader<T, F> rd(d);
-    const int64_t ahead = a + short_rows_ahead, channels = k1 - k0;
-    const int64_t dd_ahead = at(p.dd, ahead, k0, 0), src_ahead = at(p.src, ahead, k0, 0),
-                  relu_ahead = at(p.relu_in, ahead, k0, 0);
-    // (+1: a run off a line boundary spans one more.) Spread over the
-    // channels, a few lines before each.
-    const int64_t lines_ahead = ahead < p.A ? (channels * p.B * int64_t(sizeof(T)) + 63) / 64 + 1 : 0;
-    const int64_t lines_per_channel = (lines_ahead + channels - 1) / channels;
+    const int64_t channels = k1 - k0;
     const int64_t whole = p.B / lanes * lanes;
     const int tail = int(p.B - whole);
+    const bool rows_follow = (F == bn_fusion::relu_into_dd || p.dd.k == p.B)
+            && (F == bn_fusion::relu_into_src || p.src.k == p.B) && (F == bn_fusion::none || p.relu_in.k == p.B);
     const __mmask16 tail_lanes = __mmask16((1u << tail) - 1);
     const __m512i down = _mm512_and_si512(
             _mm512_add_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                     _mm512_set1_epi32(lanes - tail)),
             _mm512_set1_epi32(lanes - 1));
     alignas(64) float s1[16][lanes], s2[16][lanes];
-    int64_t line = 0;
-    for (int64_t j0 = k0; j0 < k1; j0 += 16) {
-        const int n = int(std::min<int64_t>(16, k1 - j0));
-        for (int i = 0; i < n; ++i) {
-            const int64_t k = j0 + i;
-            for (const int64_t end = std::min(lines_ahead, line + lines_per_channel); line < end; ++line)
-                rd.prefetch(dd_ahead, src_ahead, relu_ahead, 64 * line);
-            const int64_t s0 = at(p.src, a, k, 0), d0 = at(p.dd, a, k, 0), x0 = at(p.relu_in, a, k, 0);
-            chunk_sums cs(mean[k]);
-            for (int64_t b = 0; b < whole; b += lanes) {
-                lanes16 g, x;
-                load_lanes<T, F>(d, d0 + b, s0 + b, x0 + b, g, x);
-                cs.add(g, x);
+    for (int64_t a = 0; a < p.A; ++a) {
+        const int64_t ahead = a + short_rows_ahead;
+        const int64_t dd_ahead = at(p.dd, ahead, k0, 0), src_ahead = at(p.src, ahead, k0, 0),
+                      relu_ahead = at(p.relu_in, ahead, k0, 0);
+        // (+1: a run off a line boundary spans one more.) Spread over the
+        // channels, a few lines before each.
+        const int64_t lines_ahead = ahead < p.A ? (channels * p.B * int64_t(sizeof(T)) + 63) / 64 + 1 : 0;
+        const int64_t lines_per_channel = (lines_ahead + channels - 1) / channels;
+        int64_t line = 0;
+        for (int64_t j0 = k0; j0 < k1; j0 += 16) {
+            const int n = int(std::min<int64_t>(16, k1 - j0));
+            rows_element<T, F> tail_elements[Columns ? column_tail_max : 1];
+            int64_t s0 = at(p.src, a, j0, 0), d0 = at(p.dd, a, j0, 0), x0 = at(p.relu_in, a, j0, 0);
+            for (int i = 0; i < n; ++i, s0 += p.src.k, d0 += p.dd.k, x0 += p.relu_in.k) {
+                const int64_t k = j0 + i;
+                for (const int64_t end = std::min(lines_ahead, line + lines_per_channel); line < end; ++line)
+                    rd.prefetch(dd_ahead, src_ahead, relu_ahead, 64 * line);
+                chunk_sums cs(mean[k]);
+#pragma GCC unroll 4
+                for (int64_t b = 0; b < (Vectors > 0 ? Vectors * lanes : whole); b += lanes) {
+                    lanes16 g, x;
+                    load_lanes<T, F>(d, d0 + b, s0 + b, x0 + b, g, x);
+                    cs.add(g, x);
+                }
+                if constexpr (Columns) {
+#pragma GCC unroll 4
+                    for (int j = 0; j < column_tail_max; ++j) {
+                        if (j == tail) break;
+                        const int64_t b = whole + j;
+                        const bool read_16 = b - i + lanes <= p.B || (rows_follow && i + 1 < n);
+                        tail_elements[j].put(d, i, d0 + b, s0 + b, x0 + b, read_16);
+                    }
+                    _mm512_store_ps(s1[i], __m512(cs.v1)), _mm512_store_ps(s2[i], __m512(cs.v2));
+                } else if (tail == 0 || whole > 0) {
+                    if (tail) add_tail_lanes<T, F>(d, d0 + p.B, s0 + p.B, x0 + p.B, down, tail_lanes, cs);
+                    _mm512_store_ps(s1[i], __m512(cs.v1)), _mm512_store_ps(s2[i], __m512(cs.v2));
+                } else {
+                    cs.lanes_with_tail(rd, 0, p.B, d0, s0, x0, s1[i], s2[i]);
+                }
             }
-            if (tail == 0 || whole > 0) {
-                if (tail) add_tail_lanes<T, F>(d, d0 + p.B, s0 + p.B, x0 + p.B, down, tail_lanes, cs);
-                _mm512_store_ps(s1[i], __m512(cs.v1)), _mm512_store_ps(s2[i], __m512(cs.v2));
-            } else {
-                cs.lanes_with_tail(rd, 0, p.B, d0, s0, x0, s1[i], s2[i]);
+            double t1[16], t2[16];
+            in_order_sums_16<Columns>(s1, n, tail_elements, tail, mean + j0, false, t1);
+            in_order_sums_16<Columns>(s2, n, tail_elements, tail, mean + j0, true, t2);
+            for (int i = 0; i < n; ++i) {
+                double *pair = partial + 2 * ((j0 + i) * p.A + a); // row (a, k)'s only chunk
+                pair[0] = t1[i], pair[1] = t2[i];
             }
-        }
-        double t1[16], t2[16];
-        in_order_sums_16(s1, n, t1);
-        in_order_sums_16(s2, n, t2);
-        for (int i = 0; i < n; ++i) {
-            double *pair = partial + 2 * ((j0 + i) * p.A + a); // row (a, k)'s only chunk
-            pair[0] = t1[i], pair[1] = t2[i];
         }
     }
 }
@@ -254,12 +352,26 @@ BPG_ALWAYS_INLINE void update_rows_of_channels(const bn_plan &p, const data &d, 
     o.finish();
 }
 
+template <int V> using vectors_c = std::integral_constant<int, V>;
+
 template <typename T>
 BPG_ALWAYS_INLINE void short_rows_sums_of(const bn_plan &p, const data &d, const float *mean, double *partial,
         int64_t k0, int64_t k1) {
     if (p.sums == bn_loops::short_rows_avx512)
         return with_fusion(p.fusion, [&](auto f) BPG_LAMBDA_INLINE {
-            for (int64_t a = 0; a < p.A; ++a) short_rows_sums_avx512<T, f.value>(p, d, mean, partial, a, k0, k1);
+            // Rows of 1 to 3 whole vectors (7x7: 3) and a tail of 1 to
+            // column_tail_max elements: the row loop unrolled, the tail as columns.
+            const auto rows = [&](auto vectors, auto columns) BPG_LAMBDA_INLINE {
+                short_rows_sums_avx512<vectors.value, columns.value, T, f.value>(p, d, mean, partial, k0, k1);
+            };
+            const int64_t tail = p.B % lanes;
+            if (tail == 0 || tail > column_tail_max) return rows(vectors_c<0> {}, std::false_type {});
+            switch (p.B / lanes) {
+                case 1: return rows(vectors_c<1> {}, std::true_type {});
+                case 2: return rows(vectors_c<2> {}, std::true_type {});
+                case 3: return rows(vectors_c<3> {}, std::true_type {});
+                default: return rows(vectors_c<0> {}, std::false_type {});
+            }
         });
     for (int64_t a = 0; a < p.A; ++a)
         for (int64_t k = k0; k < k1; ++k) planar_sums(p, d, mean, partial, k * p.A + a, k * p.A + a + 1);
