@@ -89,6 +89,19 @@ BPG_CLONES void inv_stds(double *__restrict inv, double eps, int64_t k0, int64_t
     for (int64_t k = k0; k < k1; ++k) inv[k] = kernels::bn_inv_std(inv[k], eps);
 }
 
+// Channels-last chunk partials (rows of K (s1, s2) pairs) -> the sums of
+// channels [k0, k1) in t1, t2: chunk by chunk, so that the reads follow
+// memory, each channel still adding its chunks in chunk order (the bits of
+// bn_execution::combine, which walks one channel across the chunks).
+BPG_CLONES void combine_chunk_rows(const double *__restrict partial, int64_t chunks, int64_t K, int64_t k0, int64_t k1,
+        double *__restrict t1, double *__restrict t2) {
+    for (int64_t k = k0; k < k1; ++k) t1[k] = 0, t2[k] = 0;
+    for (int64_t c = 0; c < chunks; ++c) {
+        const double *__restrict row = partial + 2 * c * K;
+        for (int64_t k = k0; k < k1; ++k) t1[k] += row[2 * k], t2[k] += row[2 * k + 1];
+    }
+}
+
 // The folded pass-2 coefficients of channels [k0, k1) (kernels/bn_math.hpp),
 // rounded to float; plain arrays so that the loop vectorizes.
 struct channel_math {
@@ -201,7 +214,8 @@ struct bn_execution {
             std::fill(w.dg + k0, w.dg + k1, 0.0);
             std::fill(w.literal + k0, w.literal + k1, char(0));
         });
-        if (needs_sums(p)) std::fill(w.partial, w.partial + 2 * partial_rows * per_row, 0.0);
+        // (Channels-last pass 1 writes every chunk's partials.)
+        if (needs_sums(p) && p.planar) std::fill(w.partial, w.partial + 2 * partial_rows * per_row, 0.0);
     }
 
     // Per-task memory of the loops that take some: channels-last pass 1 and
@@ -304,11 +318,14 @@ struct bn_execution {
     }
 
     // two_sweeps: each channel's sums and coefficients in one loop between
-    // the passes.
+    // the passes (channels-last partials read row by row: one channel
+    // across the chunks strides through memory).
     void two_sweeps() {
         sums_all();
         per_channel_block([&](int64_t k0, int64_t k1) {
-            for (int64_t k = k0; k < k1; ++k) combine(k);
+            if (p.planar)
+                for (int64_t k = k0; k < k1; ++k) combine(k);
+            else combine_chunk_rows(w.partial, partial_rows, p.K, k0, k1, w.db, w.s2);
             finish_channels(k0, k1);
         });
         update_all();
