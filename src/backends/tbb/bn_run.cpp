@@ -91,14 +91,20 @@ BPG_CLONES void inv_stds(double *__restrict inv, double eps, int64_t k0, int64_t
 
 // Channels-last chunk partials (rows of K (s1, s2) pairs) -> the sums of
 // channels [k0, k1) in t1, t2: chunk by chunk, so that the reads follow
-// memory, each channel still adding its chunks in chunk order (the bits of
-// bn_execution::combine, which walks one channel across the chunks).
+// memory and the adds are whole vectors, each channel still adding its chunks
+// in chunk order (the bits of bn_execution::combine, which walks one channel
+// across the chunks and was bound by its scalar adds).
 BPG_CLONES void combine_chunk_rows(const double *__restrict partial, int64_t chunks, int64_t K, int64_t k0, int64_t k1,
         double *__restrict t1, double *__restrict t2) {
-    for (int64_t k = k0; k < k1; ++k) t1[k] = 0, t2[k] = 0;
-    for (int64_t c = 0; c < chunks; ++c) {
-        const double *__restrict row = partial + 2 * c * K;
-        for (int64_t k = k0; k < k1; ++k) t1[k] += row[2 * k], t2[k] += row[2 * k + 1];
+    constexpr int64_t block = 64; // channels at a time: their running pairs stay in L1
+    for (int64_t b0 = k0; b0 < k1; b0 += block) {
+        const int64_t n = 2 * (std::min(k1, b0 + block) - b0);
+        double pairs[2 * block] = {};
+        for (int64_t c = 0; c < chunks; ++c) {
+            const double *__restrict row = partial + 2 * (c * K + b0);
+            for (int64_t j = 0; j < n; ++j) pairs[j] += row[j];
+        }
+        for (int64_t j = 0; j < n / 2; ++j) t1[b0 + j] = pairs[2 * j], t2[b0 + j] = pairs[2 * j + 1];
     }
 }
 
