@@ -89,10 +89,14 @@ BPG_ALWAYS_INLINE void sums_channels_last_blocked(const bn_plan &p, const data &
     const reader<T, F> rd(d);
     sums_block<NB> sb(mean);
     const int64_t a1 = std::min(p.A, (c + 1) * channels_last_chunk);
+    // f32 rows are left to the hardware prefetchers, as oneDNN leaves them:
+    // the software prefetch made pass 1 slower there (bench/NOTES.md).
+    constexpr bool prefetch = !std::is_same_v<T, float>;
     for (int64_t a = c * channels_last_chunk; a < a1; ++a)
 #pragma GCC unroll 4 // NB at once, so sb's accumulators stay in registers (not unrolled, GCC kept them in memory)
         for (int nb = 0; nb < NB; ++nb) {
-            rd.prefetch(a * p.dd.a + 16 * nb, a * p.src.a + 16 * nb, a * p.relu_in.a + 16 * nb, rows_prefetch_bytes);
+            if constexpr (prefetch)
+                rd.prefetch(a * p.dd.a + 16 * nb, a * p.src.a + 16 * nb, a * p.relu_in.a + 16 * nb, rows_prefetch_bytes);
             lanes16 g;
             sb.add(p, rd, a, nb, g);
         }

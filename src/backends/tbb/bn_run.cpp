@@ -89,6 +89,25 @@ BPG_CLONES void inv_stds(double *__restrict inv, double eps, int64_t k0, int64_t
     for (int64_t k = k0; k < k1; ++k) inv[k] = kernels::bn_inv_std(inv[k], eps);
 }
 
+// Channels-last chunk partials (rows of K (s1, s2) pairs) -> the sums of
+// channels [k0, k1) in t1, t2: chunk by chunk, so that the reads follow
+// memory and the adds are whole vectors, each channel still adding its chunks
+// from zero in chunk order (walking one channel across the chunks was bound
+// by its scalar adds).
+BPG_CLONES void combine_chunk_rows(const double *__restrict partial, int64_t chunks, int64_t K, int64_t k0, int64_t k1,
+        double *__restrict t1, double *__restrict t2) {
+    constexpr int64_t block = 64; // channels at a time: their running pairs stay in L1
+    for (int64_t b0 = k0; b0 < k1; b0 += block) {
+        const int64_t n = 2 * (std::min(k1, b0 + block) - b0);
+        double pairs[2 * block] = {};
+        for (int64_t c = 0; c < chunks; ++c) {
+            const double *__restrict row = partial + 2 * (c * K + b0);
+            for (int64_t j = 0; j < n; ++j) pairs[j] += row[j];
+        }
+        for (int64_t j = 0; j < n / 2; ++j) t1[b0 + j] = pairs[2 * j], t2[b0 + j] = pairs[2 * j + 1];
+    }
+}
+
 // The folded pass-2 coefficients of channels [k0, k1) (kernels/bn_math.hpp),
 // rounded to float; restrict parameters and the formula chosen outside the
 // loop, so that it vectorizes (the divisions in double were one by one).
@@ -106,18 +125,6 @@ BPG_CLONES void fold_coefficients(const double *__restrict gamma, const double *
         float *__restrict c0, double m, bool global_stats, int64_t k0, int64_t k1) {
     if (global_stats) fold_loop<true>(gamma, inv, db, dg, a, c2, c0, m, k0, k1);
     else fold_loop<false>(gamma, inv, db, dg, a, c2, c0, m, k0, k1);
-}
-
-// Channels-last chunk partials -> the sums of channels [k0, k1): from 0, the
-// chunks' pairs added in chunk order.
-BPG_CLONES void add_chunk_partials(const double *__restrict partial, double *__restrict db,
-        double *__restrict s2, int64_t K, int64_t chunks, int64_t k0, int64_t k1) {
-    std::fill(db + k0, db + k1, 0.0);
-    std::fill(s2 + k0, s2 + k1, 0.0);
-    for (int64_t c = 0; c < chunks; ++c) {
-        const double *row = partial + 2 * c * K;
-        for (int64_t k = k0; k < k1; ++k) db[k] += row[2 * k], s2[k] += row[2 * k + 1];
-    }
 }
 
 // Pass-1 work items; the partials' rows (planar rows, channels-last chunks)
@@ -221,14 +228,10 @@ struct bn_execution {
         });
     }
 
-    // The pass-1 partials of channels [k0, k1) (their layout: combine).
+    // The pass-1 partials of channels [k0, k1) (their layout: combine);
+    // channels-last pass 1 writes every chunk's partials, planar adds to them.
     void zero_partials(int64_t k0, int64_t k1) const {
-        if (p.planar) {
-            std::fill(w.partial + 2 * k0 * p.A * per_row, w.partial + 2 * k1 * p.A * per_row, 0.0);
-            return;
-        }
-        for (int64_t c = 0; c < partial_rows; ++c)
-            std::fill(w.partial + 2 * (c * p.K + k0), w.partial + 2 * (c * p.K + k1), 0.0);
+        if (p.planar) std::fill(w.partial + 2 * k0 * p.A * per_row, w.partial + 2 * k1 * p.A * per_row, 0.0);
     }
 
     // Per-task memory of the loops that take some: channels-last pass 1 and
@@ -272,7 +275,7 @@ struct bn_execution {
     // order; channels-last a chunk at a time across the channels (each
     // channel's additions in chunk order still), so that it vectorizes.
     void combine(int64_t k0, int64_t k1) {
-        if (!p.planar) return add_chunk_partials(w.partial, w.db, w.s2, p.K, partial_rows, k0, k1);
+        if (!p.planar) return combine_chunk_rows(w.partial, partial_rows, p.K, k0, k1, w.db, w.s2);
         for (int64_t k = k0; k < k1; ++k) {
             double t1 = 0, t2 = 0;
             for (int64_t j = k * p.A * per_row; j < (k + 1) * p.A * per_row; ++j)
@@ -331,7 +334,8 @@ struct bn_execution {
     }
 
     // two_sweeps: each channel's sums and coefficients in one loop between
-    // the passes.
+    // the passes (channels-last partials read row by row: one channel
+    // across the chunks strides through memory).
     void two_sweeps() {
         sums_all();
         per_channel_block([&](int64_t k0, int64_t k1) {
