@@ -6,6 +6,7 @@
 #include "backends/tbb/bn_kernels.hpp"
 #include "backends/tbb/bn_planar_row.hpp"
 #include "backends/tbb/bn_row_diagonal.hpp"
+#include "backends/tbb/transpose16.hpp"
 
 namespace bpg::tbb_backend::bn {
 
@@ -47,34 +48,17 @@ template <int Half> __attribute__((target("avx512f"), always_inline)) inline __m
     return _mm512_maskz_cvtps_pd(0xff, _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xf, _mm512_castps_pd(v), Half)));
 }
 
-// GCC's vector type: its shuffles carry no undefined passthrough.
-typedef float row_lanes_v __attribute__((vector_size(64)));
-
 constexpr int half_column_at(int h, int l) { return 8 * h + 4 * (l / 8) + l % 4; }
 
 // Rows r[0..16) into columns, 8 rows a half: lane l of rows 8h..8h+7 in half
-// (l / 4) % 2 of r[half_column_at(h, l)]. transpose16's
-// first two stages (pairs, then blocks of 4 rows), then one two-source
+// (l / 4) % 2 of r[half_column_at(h, l)]. transpose16's first two stages
+// (transpose16_quads: pairs, then blocks of 4 rows), then one two-source
 // permute a vector puts 8 rows of a lane side by side: a stage fewer than
 // whole 16-row columns, whose upper halves the f64 sums would extract anyway.
 // Pure moves: the values unchanged.
 __attribute__((target("avx512f"), always_inline)) inline void rows_to_half_columns(__m512 r[16]) {
-    row_lanes_v t[16], u[16];
-#pragma GCC unroll 8
-    for (int k = 0; k < 8; ++k) {
-        const row_lanes_v a = row_lanes_v(r[2 * k]), b = row_lanes_v(r[2 * k + 1]);
-        t[2 * k] = __builtin_shufflevector(a, b, 0, 16, 1, 17, 4, 20, 5, 21, 8, 24, 9, 25, 12, 28, 13, 29);
-        t[2 * k + 1] = __builtin_shufflevector(a, b, 2, 18, 3, 19, 6, 22, 7, 23, 10, 26, 11, 27, 14, 30, 15, 31);
-    }
-    // u[4q + m]'s 128-bit block c: lane 4c + m of rows 4q..4q+3.
-#pragma GCC unroll 4
-    for (int q = 0; q < 4; ++q)
-#pragma GCC unroll 2
-        for (int h = 0; h < 2; ++h) {
-            const row_lanes_v a = t[4 * q + h], e = t[4 * q + 2 + h];
-            u[4 * q + 2 * h] = __builtin_shufflevector(a, e, 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29);
-            u[4 * q + 2 * h + 1] = __builtin_shufflevector(a, e, 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31);
-        }
+    float16v u[16];
+    transpose16_quads(r, u);
     // Blocks 2p and 2p + 1 of rows 8h..8h+3 and of rows 8h+4..8h+7.
     const __m512i pick[2] = {_mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23),
             _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31)};

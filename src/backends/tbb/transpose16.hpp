@@ -10,9 +10,10 @@ namespace bpg::tbb_backend {
 // the unpack intrinsics do (GCC 12 then warns -Wmaybe-uninitialized).
 typedef float float16v __attribute__((vector_size(64)));
 
-// r[k] lane l <- r[l] lane k: pairs, pairs of pairs, then 128-bit blocks.
-__attribute__((target("avx512f"), always_inline)) inline void transpose16(__m512 r[16]) {
-    float16v t[16], u[16];
+// The first two stages of transpose16, r into u: pairs, then pairs of
+// pairs (u[4q + m]'s 128-bit block c: lane 4c + m of rows 4q..4q+3).
+__attribute__((target("avx512f"), always_inline)) inline void transpose16_quads(const __m512 r[16], float16v u[16]) {
+    float16v t[16];
 #pragma GCC unroll 8
     for (int k = 0; k < 8; ++k) {
         const float16v a = float16v(r[2 * k]), b = float16v(r[2 * k + 1]);
@@ -27,6 +28,12 @@ __attribute__((target("avx512f"), always_inline)) inline void transpose16(__m512
             u[4 * q + 2 * h] = __builtin_shufflevector(a, c, 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29);
             u[4 * q + 2 * h + 1] = __builtin_shufflevector(a, c, 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31);
         }
+}
+
+// r[k] lane l <- r[l] lane k: pairs, pairs of pairs, then 128-bit blocks.
+__attribute__((target("avx512f"), always_inline)) inline void transpose16(__m512 r[16]) {
+    float16v u[16];
+    transpose16_quads(r, u);
 #pragma GCC unroll 4
     for (int j = 0; j < 4; ++j) {
         const float16v w0 = __builtin_shufflevector(u[j], u[4 + j], 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
