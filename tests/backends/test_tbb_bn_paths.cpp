@@ -299,6 +299,21 @@ TEST(TbbBatchNormPaths, SlicesAndBlocksKeepTheBits) {
     }
 }
 
+// Each NCX shape in every dtype, without a ReLU and with one fused either
+// way: the cached short_rows_avx512 path taken, against the reference, with
+// the generic loops' bits, the same bits on 1 and 3 threads.
+void expect_cached_short_rows(const std::vector<dims> &shapes, uint32_t seed) {
+    for (data_type dt : {data_type::f32, data_type::bf16, data_type::f16})
+        for (const dims &ncx : shapes)
+            for (int into : {-1, 0, 1}) {
+                bn_case c = make(ncx, dt);
+                c.relu = into;
+                SCOPED_TRACE(c.name());
+                EXPECT_EQ(compile_bn_case(c, backend_kind::tbb).get_kernel_path(), short_rows_path(dt) + "cached");
+                expect_reference_and_same_bits(c, seed++);
+            }
+}
+
 // The short_rows_avx512 loops on every kind of row end: pass 1 adds a row's
 // last B % 16 elements by one overlapping load (tails of 1, 14 and 15
 // elements), none (B % 16 == 0), or lane by lane (B < 16), and sums the
@@ -310,16 +325,7 @@ TEST(TbbBatchNormPaths, ShortRowsEveryRowEndAvx512) {
     if (skip_without_avx512()) GTEST_SKIP() << "no AVX-512 on this CPU";
     const std::vector<dims> shapes = {{2, 48, 7, 7}, {3, 48, 5, 6}, {2, 48, 9, 7}, {2, 48, 4, 4}, {2, 48, 3, 3},
             {2, 260, 7, 7}, {1, 260, 4, 8}};
-    uint32_t seed = 11;
-    for (data_type dt : {data_type::f32, data_type::bf16, data_type::f16})
-        for (const dims &ncx : shapes)
-            for (int into : {-1, 0, 1}) {
-                bn_case c = make(ncx, dt);
-                c.relu = into;
-                SCOPED_TRACE(c.name());
-                EXPECT_EQ(compile_bn_case(c, backend_kind::tbb).get_kernel_path(), short_rows_path(dt) + "cached");
-                expect_reference_and_same_bits(c, seed++);
-            }
+    expect_cached_short_rows(shapes, 11);
 }
 
 // Pass 2 of the short_rows_avx512 loops on the edges of a group's run:
@@ -472,16 +478,7 @@ TEST(TbbBatchNormPaths, ShortRowsTailColumnsAvx512) {
     if (skip_without_avx512()) GTEST_SKIP() << "no AVX-512 on this CPU";
     const std::vector<dims> shapes = {{1, 260, 1, 17}, {1, 260, 3, 6}, {1, 260, 5, 7}, {1, 260, 6, 6}, {2, 260, 7, 7},
             {1, 260, 4, 13}, {2, 40, 7, 7}, {3, 40, 2, 9}};
-    uint32_t seed = 171;
-    for (data_type dt : {data_type::f32, data_type::bf16, data_type::f16})
-        for (const dims &ncx : shapes)
-            for (int into : {-1, 0, 1}) {
-                bn_case c = make(ncx, dt);
-                c.relu = into;
-                SCOPED_TRACE(c.name());
-                EXPECT_EQ(compile_bn_case(c, backend_kind::tbb).get_kernel_path(), short_rows_path(dt) + "cached");
-                expect_reference_and_same_bits(c, seed++);
-            }
+    expect_cached_short_rows(shapes, 171);
 }
 
 } // namespace

@@ -131,7 +131,6 @@ __attribute__((target("avx512f"))) void update_rows_wide_avx512(const bn_plan &p
     const any_k_diff_src<T, F, Global> block {p, d, cf};
     const wide_blocks wb(p, p.update, 0, p.K);
     const reader<T, F> rd(d);
-    const float *ak = cf.a.data(), *c2 = cf.c2.data(), *c0 = cf.c0.data(), *m = cf.mean.data();
     vector_out<T, HwBf16> vo {stream};
     for (int64_t b0 = 0; b0 < wb.kv; b0 += wb.block) {
         const int64_t b1 = std::min(wb.kv, b0 + wb.block);
@@ -146,10 +145,11 @@ __attribute__((target("avx512f"))) void update_rows_wide_avx512(const bn_plan &p
         }
     }
     for (int64_t a = a0; a < a1 && wb.kv < p.K; ++a) {
-        const int64_t s0 = a * p.src.a, d0 = a * p.dd.a, x0 = a * p.relu_in.a;
+        const int64_t s0 = a * block.src_a, d0 = a * block.dd_a, x0 = a * block.relu_a;
         T *row_out = out + (a - a0) * out_stride;
         for (int64_t k = wb.kv; k < p.K; ++k)
-            row_out[k] = from_f32<T>(diff_src_one(rd, Global, d0 + k, s0 + k, x0 + k, ak[k], c2[k], m[k], c0[k]));
+            row_out[k] = from_f32<T>(
+                    diff_src_one(rd, Global, d0 + k, s0 + k, x0 + k, block.ak[k], block.c2[k], block.m[k], block.c0[k]));
     }
     vo.finish();
 }

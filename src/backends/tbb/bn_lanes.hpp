@@ -153,12 +153,15 @@ template <typename T> BPG_ALWAYS_INLINE const T *tensor(const void *base, int64_
 // input is > 0, compared ordered, so NaN gives 0; else +0), by a mask
 // (cheaper than load_block's per-lane select). The ReLU's
 // decisions (the lanes whose relu input is > 0) go to `passed`.
+__attribute__((target("avx512f"), always_inline)) inline __m512 relu_of_lanes(__m512 in, __m512 relu_dd,
+        __mmask16 &passed) {
+    passed = _mm512_cmp_ps_mask(in, _mm512_setzero_ps(), _CMP_GT_OQ);
+    return _mm512_maskz_mov_ps(passed, relu_dd);
+}
 template <typename T>
 __attribute__((target("avx512f"), always_inline)) inline __m512 relu_lanes(const data &d, int64_t relu_at,
         __mmask16 &passed) {
-    const __m512 in = lanes_f32(tensor<T>(d.relu_in, relu_at));
-    passed = _mm512_cmp_ps_mask(in, _mm512_setzero_ps(), _CMP_GT_OQ);
-    return _mm512_maskz_mov_ps(passed, lanes_f32(tensor<T>(d.relu_dd, relu_at)));
+    return relu_of_lanes(lanes_f32(tensor<T>(d.relu_in, relu_at)), lanes_f32(tensor<T>(d.relu_dd, relu_at)), passed);
 }
 template <typename T, bn_fusion F>
 __attribute__((target("avx512f"), always_inline)) inline void load_lanes(const data &d, int64_t dd_at, int64_t src_at,

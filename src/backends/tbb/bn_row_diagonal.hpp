@@ -47,7 +47,7 @@ template <typename T> struct row_diagonal {
 };
 
 // The element b of 16 rows as BN sees it (diff_dst g, src x), a fused ReLU
-// computed as load_lanes does.
+// computed as load_lanes does (relu_of_lanes).
 template <typename T, bn_fusion F> struct rows_element {
     row_diagonal<T> dd, src, relu_in, relu_dd;
     BPG_DIAGONAL_AVX512 void put(const data &d, int i, int64_t dd_at, int64_t src_at, int64_t relu_at, bool read_16) {
@@ -60,8 +60,10 @@ template <typename T, bn_fusion F> struct rows_element {
     }
     BPG_DIAGONAL_AVX512 void values(lanes16 &g, lanes16 &x) const {
         __m512 relu = _mm512_setzero_ps();
-        if constexpr (F != bn_fusion::none)
-            relu = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(relu_in.f32(), _mm512_setzero_ps(), _CMP_GT_OQ), relu_dd.f32());
+        if constexpr (F != bn_fusion::none) {
+            __mmask16 passed;
+            relu = relu_of_lanes(relu_in.f32(), relu_dd.f32(), passed);
+        }
         g = lanes16(F == bn_fusion::relu_into_dd ? relu : dd.f32());
         x = lanes16(F == bn_fusion::relu_into_src ? relu : src.f32());
     }
