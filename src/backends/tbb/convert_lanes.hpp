@@ -131,4 +131,10 @@ template <typename T> BPG_LANES_AVX512 void store_first(T *p, __m512 v, int64_t 
     tbb_backend::store_first(&p->bits, bpg_u16x16(narrow(v, p)), n);
 }
 
+// store_first for a vector already narrowed to bf16 (narrow_bf16_unchecked).
+BPG_LANES_AVX512 void store_first_narrowed(bf16_vcvtne_t *p, __m256i h, int64_t n) {
+    if (n >= 16) return _mm256_storeu_si256(reinterpret_cast<__m256i *>(p), h);
+    tbb_backend::store_first(&p->bits, bpg_u16x16(h), n);
+}
+
 } // namespace bpg::tbb_backend::convert16

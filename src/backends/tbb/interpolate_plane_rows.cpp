@@ -121,11 +121,6 @@ template <typename T> BPG_PLANE_ROWS_INLINE void store_vector(T *at, __m512 v, i
     if (full) return convert16::store16(at, v);
     convert16::store_first(at, v, n);
 }
-// The same for a vector already narrowed to bf16.
-BPG_PLANE_ROWS_INLINE void store_narrowed(convert16::bf16_vcvtne_t *at, __m256i h, int64_t n, bool full) {
-    if (full) return _mm256_storeu_si256(reinterpret_cast<__m256i *>(at), h);
-    store_first(&at->bits, bpg_u16x16(h), n);
-}
 
 // Row r of an f32 copy of a diff_dst plane: rows of H, W <= 16 values
 // stored a vector each, so each row the fold reads is one aligned load of
@@ -272,7 +267,8 @@ __attribute__((target("avx512f"))) void run_planes(const interp_plan &p, const i
             if constexpr (std::is_same_v<T, convert16::bf16_vcvtne_t>) { // one denormal test for the block
                 if (!convert16::any_denormal_of<side_by_side>(v)) {
                     for (int q = 0; q < stored; ++q)
-                        store_narrowed(b.ds[q] + at, convert16::narrow_bf16_unchecked(v[q]), n, full);
+                        convert16::store_first_narrowed(b.ds[q] + at, convert16::narrow_bf16_unchecked(v[q]),
+                                full ? lanes : n);
                     continue;
                 }
             }

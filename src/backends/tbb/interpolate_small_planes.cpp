@@ -157,12 +157,6 @@ BPG_AVX512_INLINE void to_tile(const T *const *planes, int64_t n, float *tile, i
     }
 }
 
-// The first n values (all 16 when n >= 16) of a vector already narrowed.
-BPG_AVX512_INLINE void store_first_narrowed(convert16::bf16_vcvtne_t *plane, __m256i h, int64_t n) {
-    if (n >= lanes) return _mm256_storeu_si256(reinterpret_cast<__m256i *>(plane), h);
-    store_first(&plane->bits, bpg_u16x16(h), n);
-}
-
 // The inverse, into the first count planes (elements below n).
 template <typename T>
 BPG_AVX512_INLINE void from_tile(const float *tile, int64_t count, int64_t n, T *const *planes, int64_t e_begin,
@@ -181,10 +175,10 @@ BPG_AVX512_INLINE void from_tile(const float *tile, int64_t count, int64_t n, T 
                 if (count == lanes) {
 #pragma GCC unroll 16
                     for (int l = 0; l < 16; ++l)
-                        store_first_narrowed(planes[l] + e0, convert16::narrow_bf16_unchecked(r[l]), n1);
+                        convert16::store_first_narrowed(planes[l] + e0, convert16::narrow_bf16_unchecked(r[l]), n1);
                 } else {
                     for (int64_t l = 0; l < count; ++l)
-                        store_first_narrowed(planes[l] + e0, convert16::narrow_bf16_unchecked(r[l]), n1);
+                        convert16::store_first_narrowed(planes[l] + e0, convert16::narrow_bf16_unchecked(r[l]), n1);
                 }
                 continue;
             }
