@@ -299,6 +299,32 @@ TEST(TbbBatchNormPaths, SlicesAndBlocksKeepTheBits) {
     }
 }
 
+// Statistics read and written in order (offset k for channel k: plain
+// arrays) and at strided offsets (gathered): the same bits, each schedule's
+// per-channel steps, f32 and bf16 statistics, training and use_global_stats.
+TEST(TbbBatchNormPaths, StridedStatisticsKeepTheBits) {
+    std::vector<bn_case> cases {make({2, 40, 5, 5}), make({2, 2048, 3, 1}, data_type::f32, true),
+            make({128, 16, 7, 7}, data_type::bf16), global(make({3, 64, 4, 4}, data_type::f32, true), true),
+            global(make({2, 48, 6, 6}), false)};
+    bn_case bf16_stats = make({2, 24, 5, 5}, data_type::bf16, true);
+    bf16_stats.stat_dt = data_type::bf16;
+    cases.push_back(bf16_stats);
+    uint32_t seed = 31;
+    for (const bn_case &dense : cases) {
+        bn_case strided = dense;
+        strided.stat_strides = {3};
+        SCOPED_TRACE(strided.name());
+        const auto in = bn_inputs(dense, seed++);
+        outputs want, got;
+        with_default_threads(3, [&] {
+            want = run_bn(dense, backend_kind::tbb, in);
+            got = run_bn(strided, backend_kind::tbb, in);
+        });
+        expect_same_bits(got, want, "dense statistics");
+        expect_bn_close(got, run_bn(strided, backend_kind::ref, in), strided);
+    }
+}
+
 // Each NCX shape in every dtype, without a ReLU and with one fused either
 // way: the cached short_rows_avx512 path taken, against the reference, with
 // the generic loops' bits, the same bits on 1 and 3 threads.

@@ -22,7 +22,7 @@ std::string text(const dims &d) {
 
 std::string bn_case::name() const {
     return text(shape) + " stats " + text(stat_shape) + (nxc ? " NXC" : " NCX") + (data_strides.empty() ? "" : " strided")
-            + " " + to_string(dt) + "/" + to_string(stat_dt) + (global_stats ? " global" : "") + (gamma ? "" : " no-gamma")
+            + (stat_strides.empty() ? "" : " strided stats") + " " + to_string(dt) + "/" + to_string(stat_dt) + (global_stats ? " global" : "") + (gamma ? "" : " no-gamma")
             + (three_outputs ? "" : " 1-output") + (relu >= 0 ? " relu->" + std::to_string(relu) : "")
             + (misaligned ? " misaligned" : "");
 }
@@ -48,10 +48,17 @@ std::map<size_t, std::vector<float>> bn_inputs(const bn_case &c, uint32_t seed) 
     return in;
 }
 
+namespace {
+logical_tensor stat_tensor(const bn_case &c, size_t id) {
+    if (c.stat_strides.empty()) return logical_tensor(id, c.stat_dt, c.stat_shape, layout_type::strided);
+    return logical_tensor(id, c.stat_dt, c.stat_shape, c.stat_strides);
+}
+} // namespace
+
 std::vector<op> bn_case_ops(const bn_case &c) {
     const dims strides = c.data_strides.empty() ? dense_strides(c.shape) : c.data_strides;
     auto data = [&](size_t id) { return logical_tensor(id, c.dt, c.shape, strides); };
-    auto stat = [&](size_t id) { return logical_tensor(id, c.stat_dt, c.stat_shape, layout_type::strided); };
+    auto stat = [&](size_t id) { return stat_tensor(c, id); };
     std::vector<logical_tensor> bn_in {data(0), data(1), stat(2), stat(3)};
     if (c.gamma) bn_in.push_back(stat(4));
     std::vector<logical_tensor> bn_out {data(5)};
@@ -91,7 +98,7 @@ std::map<size_t, std::vector<float>> run_bn(const bn_case &c, backend_kind b, co
     const std::vector<logical_tensor> &bn_out = ops.back().get_outputs();
     const dims strides = c.data_strides.empty() ? dense_strides(c.shape) : c.data_strides;
     auto data = [&](size_t id) { return logical_tensor(id, c.dt, c.shape, strides); };
-    auto stat = [&](size_t id) { return logical_tensor(id, c.stat_dt, c.stat_shape, layout_type::strided); };
+    auto stat = [&](size_t id) { return stat_tensor(c, id); };
 
     engine e;
     stream s(e);

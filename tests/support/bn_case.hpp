@@ -13,6 +13,7 @@ namespace bpg::test {
 struct bn_case {
     dims shape;                       // src shape
     dims stat_shape;                  // {C} or rank-matched
+    dims stat_strides;                // empty: dense
     bool nxc = false;                 // data_format
     dims data_strides;                // empty: dense
     data_type dt = data_type::f32;

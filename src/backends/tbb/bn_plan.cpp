@@ -164,6 +164,10 @@ std::string make_bn_plan(const backends::partition_problem &p, bn_plan &plan) {
         q.dgamma_id = bn->diff_gamma->id;
         q.dbeta_id = bn->diff_beta->id;
     }
+    q.stats_in_order = true;
+    for (const auto *off : {&q.mean_off, &q.var_off, &q.gamma_off, &q.dgamma_off, &q.dbeta_off, &q.sum_dd_off,
+                 &q.sum_centered_off})
+        for (size_t k = 0; k < off->size(); ++k) q.stats_in_order &= (*off)[k] == int64_t(k);
     const int64_t bytes = q.A * q.K * q.B * int64_t(size_of(q.dt));
     q.one_task = tasks_at_once() == 1 || bytes < size_threshold(bn_one_task_max_bytes);
     choose_bn_path(q);

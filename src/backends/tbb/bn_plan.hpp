@@ -83,6 +83,9 @@ struct bn_plan {
     int64_t M = 1; // elements per reduction (A * B)
     // Statistics of kept index k: element offsets in each statistics tensor.
     std::vector<int64_t> mean_off, var_off, gamma_off, dgamma_off, dbeta_off;
+    // Every statistics tensor's offsets are 0, 1, ..., K - 1 (the usual
+    // dense [C]): the per-channel steps read and write them as plain arrays.
+    bool stats_in_order = false;
     data_type mean_dt = data_type::f32, var_dt = data_type::f32, gamma_dt = data_type::f32,
               dgamma_dt = data_type::f32, dbeta_dt = data_type::f32;
     // The split's sums (local_sums: written; from_sums: read), f32.

@@ -63,10 +63,14 @@ struct literal_channel {
 };
 
 // Per-channel values [k0, k1) at their offsets, as double into out[k]; the
-// type picked once per block, not per value.
-void load_doubles(const void *base, data_type dt, const std::vector<int64_t> &off, int64_t k0, int64_t k1,
-        double *out) {
-    if (dt == data_type::f32) {
+// type picked once per block, not per value; f32 values in order (offset k
+// for channel k) as a plain loop, so that it vectorizes.
+BPG_CLONES void load_doubles(const void *base, data_type dt, const std::vector<int64_t> &off, bool in_order,
+        int64_t k0, int64_t k1, double *__restrict out) {
+    if (dt == data_type::f32 && in_order) {
+        const float *__restrict f = static_cast<const float *>(base);
+        for (int64_t k = k0; k < k1; ++k) out[k] = f[k];
+    } else if (dt == data_type::f32) {
         const float *f = static_cast<const float *>(base);
         for (int64_t k = k0; k < k1; ++k) out[k] = f[off[size_t(k)]];
     } else {
@@ -75,8 +79,12 @@ void load_doubles(const void *base, data_type dt, const std::vector<int64_t> &of
 }
 
 // out at offsets [k0, k1) = v[k] rounded to dt.
-void store_doubles(void *base, data_type dt, const std::vector<int64_t> &off, int64_t k0, int64_t k1, const double *v) {
-    if (dt == data_type::f32) {
+BPG_CLONES void store_doubles(void *base, data_type dt, const std::vector<int64_t> &off, bool in_order, int64_t k0,
+        int64_t k1, const double *__restrict v) {
+    if (dt == data_type::f32 && in_order) {
+        float *__restrict f = static_cast<float *>(base);
+        for (int64_t k = k0; k < k1; ++k) f[k] = float(v[k]);
+    } else if (dt == data_type::f32) {
         float *f = static_cast<float *>(base);
         for (int64_t k = k0; k < k1; ++k) f[off[size_t(k)]] = float(v[k]);
     } else {
@@ -207,17 +215,18 @@ struct bn_execution {
     void load_statistics() {
         const bool sums_given = p.part == core::bn_bwd_part::from_sums, variance = !core::ends_with_sums(p.part);
         per_channel_block([&](int64_t k0, int64_t k1) {
-            load_doubles(b.at(p.mean_id), p.mean_dt, p.mean_off, k0, k1, w.mean);
+            load_doubles(b.at(p.mean_id), p.mean_dt, p.mean_off, p.stats_in_order, k0, k1, w.mean);
             for (int64_t k = k0; k < k1; ++k) w.cf.mean[size_t(k)] = float(w.mean[k]);
             if (variance) {
-                load_doubles(b.at(p.var_id), p.var_dt, p.var_off, k0, k1, w.inv);
+                load_doubles(b.at(p.var_id), p.var_dt, p.var_off, p.stats_in_order, k0, k1, w.inv);
                 inv_stds(w.inv, double(p.epsilon), k0, k1);
             }
-            if (p.has_gamma) load_doubles(b.at(p.gamma_id), p.gamma_dt, p.gamma_off, k0, k1, w.gamma);
+            if (p.has_gamma) load_doubles(b.at(p.gamma_id), p.gamma_dt, p.gamma_off, p.stats_in_order, k0, k1, w.gamma);
             else std::fill(w.gamma + k0, w.gamma + k1, 1.0);
             if (sums_given) {
-                load_doubles(b.at(p.sum_dd_id), data_type::f32, p.sum_dd_off, k0, k1, w.db);
-                load_doubles(b.at(p.sum_centered_id), data_type::f32, p.sum_centered_off, k0, k1, w.s2);
+                load_doubles(b.at(p.sum_dd_id), data_type::f32, p.sum_dd_off, p.stats_in_order, k0, k1, w.db);
+                load_doubles(b.at(p.sum_centered_id), data_type::f32, p.sum_centered_off, p.stats_in_order, k0, k1,
+                        w.s2);
             } else {
                 std::fill(w.db + k0, w.db + k1, 0.0);
                 std::fill(w.s2 + k0, w.s2 + k1, 0.0);
@@ -415,8 +424,8 @@ struct bn_execution {
     // are (the schedules that store them early say so in diff_stats_stored).
     void store_diff_stats(int64_t k0, int64_t k1) const {
         if (!p.has_diff_stats) return;
-        store_doubles(b.at(p.dgamma_id), p.dgamma_dt, p.dgamma_off, k0, k1, w.dg);
-        store_doubles(b.at(p.dbeta_id), p.dbeta_dt, p.dbeta_off, k0, k1, w.db);
+        store_doubles(b.at(p.dgamma_id), p.dgamma_dt, p.dgamma_off, p.stats_in_order, k0, k1, w.dg);
+        store_doubles(b.at(p.dbeta_id), p.dbeta_dt, p.dbeta_off, p.stats_in_order, k0, k1, w.db);
     }
 
     // diff_gamma and diff_beta unless stored; then channels whose coefficients are not
@@ -425,8 +434,8 @@ struct bn_execution {
         if (core::ends_with_sums(p.part)) {
             void *sum_dd = b.at(p.sum_dd_id), *sum_centered = b.at(p.sum_centered_id);
             per_channel_block([&](int64_t k0, int64_t k1) {
-                store_doubles(sum_dd, data_type::f32, p.sum_dd_off, k0, k1, w.db);
-                store_doubles(sum_centered, data_type::f32, p.sum_centered_off, k0, k1, w.s2);
+                store_doubles(sum_dd, data_type::f32, p.sum_dd_off, p.stats_in_order, k0, k1, w.db);
+                store_doubles(sum_centered, data_type::f32, p.sum_centered_off, p.stats_in_order, k0, k1, w.s2);
             });
             return;
         }
