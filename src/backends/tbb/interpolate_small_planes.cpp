@@ -102,18 +102,32 @@ template <typename T> BPG_AVX512_INLINE void store_first_of(T *plane, __m512 v, 
     convert16::store_first(plane, v, n);
 }
 
+// The lines of element e0 of the next group's planes (`next`; null: none,
+// interp_plan::next_group_prefetch), into L2:
+// to_tile's every whole block (16-bit: every other) prefetches one line a
+// plane, spread over the group's loads: the hardware prefetchers do not
+// keep 16 streams of a plane each ahead.
+template <typename T>
+BPG_AVX512_INLINE void prefetch_next(const T *const *next, int64_t e0) {
+    if (!next || (!std::is_same_v<T, float> && e0 % (2 * lanes) != 0)) return; // 32 16-bit values a line
+#pragma GCC unroll 16
+    for (int l = 0; l < 16; ++l) _mm_prefetch(reinterpret_cast<const char *>(next[l] + e0), _MM_HINT_T1);
+}
+
 // The tile of 16 planes of n floats (plane l at planes[l]): tile[e * 16 + l]
 // = planes[l][e], for e in [e_begin, e_end) rounded up to 16 (e_begin a
 // multiple of 16; past n, the tile's padding gets zeros). Whole blocks of
 // 16 floats: element 4m + c of plane 4b + r goes from block b lane r of
 // x[r] (the pieces m) to block b lane r of vector 4m + c. 16-bit planes are
 // converted to f32 in the registers, on the way.
+// Each whole block prefetches the next group's (prefetch_next).
 template <typename T>
 BPG_AVX512_INLINE void to_tile(const T *const *planes, int64_t n, float *tile, int64_t e_begin, int64_t e_end,
-        const T *end) {
+        const T *end, const T *const *next) {
     int64_t e0 = e_begin;
     if constexpr (!std::is_same_v<T, float>) { // two pieces a load, see blocks_of
         for (; e0 < e_end && e0 + lanes <= n; e0 += lanes) {
+            prefetch_next(next, e0);
 #pragma GCC unroll 2
             for (int m = 0; m < 4; m += 2) {
                 float16v x[4], x1[4];
@@ -133,6 +147,7 @@ BPG_AVX512_INLINE void to_tile(const T *const *planes, int64_t n, float *tile, i
         }
     } else {
         for (; e0 < e_end && e0 + lanes <= n; e0 += lanes) {
+            prefetch_next(next, e0);
 #pragma GCC unroll 4
             for (int m = 0; m < 4; ++m) {
                 float16v x[4];
@@ -249,6 +264,12 @@ __attribute__((target("avx512f,prfchw"))) void run_group(const interp_plan &p, g
         ds_planes[l] = ds + plane_offset(t0 + l, p.c_count, p.ds_n, p.ds_c);
     }
     for (int64_t l = count; l < lanes; ++l) dd_planes[l] = dd_planes[count - 1];
+    // The next group's planes, to prefetch (past the last plane: the last).
+    const T *next_planes[lanes];
+    const int64_t last = p.n_count * p.c_count - 1;
+    for (int64_t l = 0; l < lanes; ++l)
+        next_planes[l] = dd + plane_offset(std::min(t0 + lanes + l, last), p.c_count, p.dd_n, p.dd_c);
+    const T *const *next = p.next_group_prefetch ? next_planes : nullptr;
     // Past diff_dst's last element (the largest plane offset: strides are positive).
     const T *dd_end = dd + (p.n_count - 1) * p.dd_n + (p.c_count - 1) * p.dd_c + dd_plane;
     float *dd_tile = s.dd_tile.get(), *ds_tile = s.ds_tile.get(), *sum = s.sum.get();
@@ -262,7 +283,7 @@ __attribute__((target("avx512f,prfchw"))) void run_group(const interp_plan &p, g
         prefetch_for_write(p, ds, t0 + lanes + i * lanes / h, t0 + lanes + (i + 1) * lanes / h);
         const int64_t need = g0.end_output(i, i + 1) * W; // the rows of input i
         if (need > tiled) {
-            to_tile(dd_planes, dd_plane, dd_tile, tiled, need, dd_end);
+            to_tile(dd_planes, dd_plane, dd_tile, tiled, need, dd_end, next);
             tiled = (need + lanes - 1) / lanes * lanes;
         }
         float *out = ds_tile + i * w * lanes;
