@@ -219,7 +219,7 @@ TEST(TbbInterpolatePaths, PlanarSmallPlanes2d) {
     expect_path(make_case(layout::ncx, f32, 3, 67, {7, 7}, {14, 14}, "nearest"), rows, 3);
     expect_path(make_case(layout::ncx, f32, 1, 200, {7, 5}, {3, 13}), rows);
     expect_path(make_case(layout::ncx, f32, 1, 200, {5, 1}, {1, 9}), path);
-    // diff_dst planes of 512 bytes or more: the next group prefetched.
+    // diff_dst or diff_src planes of 1 KB or more: the next group prefetched.
     const std::string prefetching = "interpolate:planar_small_planes_2d:f32:cached:next_group_prefetch";
     expect_path(make_case(layout::ncx, f32, 2, 100, {14, 14}, {28, 28}), prefetching, 3); // the largest planes
     expect_path(make_case(layout::ncx, f32, 2, 100, {16, 16}, {32, 32}, "nearest"), prefetching);
@@ -763,9 +763,9 @@ TEST(TbbInterpolatePaths, PlanarPlaneRows2d) {
     // axis, diff_src planes as large as diff_dst's: 16 planes in the lanes.
     const std::string lanes = "interpolate:planar_small_planes_2d:f32:cached";
     expect_path(make_case(layout::ncx, f32, 2, 100, {14, 14}, {7, 7}), lanes, 3);
-    expect_path(make_case(layout::ncx, f32, 2, 100, {16, 16}, {8, 8}), lanes);
-    expect_path(make_case(layout::ncx, f32, 2, 100, {7, 9}, {13, 17}), lanes + ":next_group_prefetch", 3);
-    expect_path(make_case(layout::ncx, f32, 2, 100, {7, 2}, {14, 16}), lanes + ":next_group_prefetch", 3);
+    expect_path(make_case(layout::ncx, f32, 2, 100, {16, 16}, {8, 8}), lanes + ":next_group_prefetch");
+    expect_path(make_case(layout::ncx, f32, 2, 100, {7, 9}, {13, 17}), lanes, 3);
+    expect_path(make_case(layout::ncx, f32, 2, 100, {7, 2}, {14, 16}), lanes, 3);
 }
 
 // ---- small planes, a row per vector: blocks, staging, paired inputs ----
