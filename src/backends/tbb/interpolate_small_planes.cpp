@@ -102,11 +102,10 @@ template <typename T> BPG_AVX512_INLINE void store_first_of(T *plane, __m512 v, 
     convert16::store_first(plane, v, n);
 }
 
-// The lines of element e0 of the next group's planes (`next`; null: none,
-// interp_plan::next_group_prefetch), into L2:
-// to_tile's every whole block (16-bit: every other) prefetches one line a
-// plane, spread over the group's loads: the hardware prefetchers do not
-// keep 16 streams of a plane each ahead.
+// The lines of element e0 of the next group's diff_dst planes (`next`;
+// null: none, interp_plan::next_group_prefetch) into L2, for each whole
+// block to_tile reads (16-bit: every other block): spread over the group's
+// loads, as the hardware prefetchers do not keep 16 streams ahead.
 template <typename T>
 BPG_AVX512_INLINE void prefetch_next(const T *const *next, int64_t e0) {
     if (!next || (!std::is_same_v<T, float> && e0 % (2 * lanes) != 0)) return; // 32 16-bit values a line
