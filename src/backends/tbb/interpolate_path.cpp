@@ -260,6 +260,9 @@ void choose_interp_path(interp_plan &p) {
     if (p.nsp >= 3 && p.source == interp_source::f32
             && p.slice_floats[0] * int64_t(sizeof(float)) >= size_threshold(column_prefetch_min_bytes))
         p.column_prefetch_bytes = int64_t(2) << 10;
+    const int64_t largest_plane = std::max(p.out[0] * p.out[1], p.in[0] * p.in[1]) * int64_t(size_of(p.dt));
+    p.next_group_prefetch = p.levels == interp_levels::planar_small_planes_2d
+            && largest_plane >= small_planes_prefetch_min_bytes;
     p.store = store_of(p);
     p.bf16_vcvtne = small_planes(p) && p.dt == data_type::bf16 && has_avx512_bf16();
     p.one_task = tasks_at_once() == 1 || bytes_of(p, p.out) < double(size_threshold(interp_one_task_max_bytes));
@@ -273,6 +276,7 @@ std::string interp_path_name(const interp_plan &p) {
     if (p.batch != interp_batch::none) s += ":" + to_string(p.batch);
     s += ":" + to_string(p.store);
     if (p.column_prefetch_bytes > 0) s += ":column_prefetch";
+    if (p.next_group_prefetch) s += ":next_group_prefetch";
     if (p.bf16_vcvtne) s += ":bf16_vcvtne";
     return s;
 }

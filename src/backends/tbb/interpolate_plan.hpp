@@ -146,6 +146,12 @@ struct interp_plan {
     // column walk over a batch's slices prefetches each of them this far
     // ahead (tap_sum.hpp sum_rows). 0: none (small slices gain nothing).
     int64_t column_prefetch_bytes = 0;
+    // planar_small_planes_2d where diff_dst or diff_src planes are at least
+    // small_planes_prefetch_min_bytes: each group prefetches the next
+    // group's diff_dst planes into L2 as it reads its own (to_tile), and
+    // its diff_src planes for writing as it stores its own (from_tile);
+    // else diff_src planes a few at a time per input.
+    bool next_group_prefetch = false;
     // one_task: every task runs in turn on the calling thread, with no
     // parallel loop (one-thread runs, and diff_dst under
     // interp_one_task_max_bytes, where a loop costs more than the work); the
@@ -162,6 +168,8 @@ constexpr int64_t interp_one_task_max_bytes = int64_t(32) << 10;
 constexpr int64_t interp_stack_scratch_bytes = int64_t(4) << 10;
 
 constexpr int64_t column_prefetch_min_bytes = int64_t(64) << 10;
+// Below, the hardware prefetchers keep up and bursts of prefetches do not stall.
+constexpr int64_t small_planes_prefetch_min_bytes = 1024;
 
 // f32 diff_src from which stores are non-temporal: a smaller output is found
 // in the cache by its next reader.
@@ -181,7 +189,8 @@ std::string make_interp_plan(const core::interpolate_bwd_problem &p, interp_plan
 // CPU and the sizes.
 void choose_interp_path(interp_plan &plan);
 
-// "interpolate:<levels>:<source>[:batch=<n>]:<store>[:column_prefetch][:bf16_vcvtne]", or
+// "interpolate:<levels>:<source>[:batch=<n>]:<store>[:column_prefetch][:next_group_prefetch]
+// [:bf16_vcvtne]", or
 // "interpolate:zero_sized" (docs/verbose.md).
 std::string interp_path_name(const interp_plan &plan);
 

@@ -102,18 +102,31 @@ template <typename T> BPG_AVX512_INLINE void store_first_of(T *plane, __m512 v, 
     convert16::store_first(plane, v, n);
 }
 
+// The lines of element e0 of the next group's diff_dst planes (`next`;
+// null: none, interp_plan::next_group_prefetch) into L2, for each whole
+// block to_tile reads (16-bit: every other block): spread over the group's
+// loads, as the hardware prefetchers do not keep 16 streams ahead.
+template <typename T>
+BPG_AVX512_INLINE void prefetch_next(const T *const *next, int64_t e0) {
+    if (!next || (!std::is_same_v<T, float> && e0 % (2 * lanes) != 0)) return; // 32 16-bit values a line
+#pragma GCC unroll 16
+    for (int l = 0; l < 16; ++l) _mm_prefetch(reinterpret_cast<const char *>(next[l] + e0), _MM_HINT_T1);
+}
+
 // The tile of 16 planes of n floats (plane l at planes[l]): tile[e * 16 + l]
 // = planes[l][e], for e in [e_begin, e_end) rounded up to 16 (e_begin a
 // multiple of 16; past n, the tile's padding gets zeros). Whole blocks of
 // 16 floats: element 4m + c of plane 4b + r goes from block b lane r of
 // x[r] (the pieces m) to block b lane r of vector 4m + c. 16-bit planes are
 // converted to f32 in the registers, on the way.
+// Each whole block prefetches the next group's (prefetch_next).
 template <typename T>
 BPG_AVX512_INLINE void to_tile(const T *const *planes, int64_t n, float *tile, int64_t e_begin, int64_t e_end,
-        const T *end) {
+        const T *end, const T *const *next) {
     int64_t e0 = e_begin;
     if constexpr (!std::is_same_v<T, float>) { // two pieces a load, see blocks_of
         for (; e0 < e_end && e0 + lanes <= n; e0 += lanes) {
+            prefetch_next(next, e0);
 #pragma GCC unroll 2
             for (int m = 0; m < 4; m += 2) {
                 float16v x[4], x1[4];
@@ -133,6 +146,7 @@ BPG_AVX512_INLINE void to_tile(const T *const *planes, int64_t n, float *tile, i
         }
     } else {
         for (; e0 < e_end && e0 + lanes <= n; e0 += lanes) {
+            prefetch_next(next, e0);
 #pragma GCC unroll 4
             for (int m = 0; m < 4; ++m) {
                 float16v x[4];
@@ -157,11 +171,33 @@ BPG_AVX512_INLINE void to_tile(const T *const *planes, int64_t n, float *tile, i
     }
 }
 
-// The inverse, into the first count planes (elements below n).
+// The lines of element e0 of the next group's diff_src planes (`next`, n
+// elements each; null: none), prefetched for writing: the stores of a
+// group's short planes otherwise each wait for a line's read for
+// ownership. With interp_plan::next_group_prefetch, one line a plane for
+// each block from_tile stores (16-bit: every other block; the last block
+// also the planes' last line): a plane's lines at once stalled on the
+// line fill buffers where planes are long.
 template <typename T>
-BPG_AVX512_INLINE void from_tile(const float *tile, int64_t count, int64_t n, T *const *planes, int64_t e_begin,
-        int64_t e_end) {
+__attribute__((target("prfchw"), always_inline)) inline void prefetch_for_write(T *const *next, int64_t e0, int64_t n) {
+    if (!next) return;
+    if (std::is_same_v<T, float> || e0 % (2 * lanes) == 0) {
+#pragma GCC unroll 16
+        for (int l = 0; l < 16; ++l) __builtin_prefetch(next[l] + e0, 1, 3);
+    }
+    if (e0 + lanes >= n) {
+#pragma GCC unroll 16
+        for (int l = 0; l < 16; ++l) __builtin_prefetch(next[l] + n - 1, 1, 3);
+    }
+}
+
+// The inverse, into the first count planes (elements below n), each block
+// prefetching the next group's (`next`, prefetch_for_write).
+template <typename T>
+__attribute__((target("avx512f,prfchw"), always_inline)) inline void from_tile(const float *tile, int64_t count,
+        int64_t n, T *const *planes, int64_t e_begin, int64_t e_end, T *const *next) {
     for (int64_t e0 = e_begin; e0 < e_end; e0 += lanes) {
+        prefetch_for_write(next, e0, n);
         __m512 r[16];
 #pragma GCC unroll 16
         for (int k = 0; k < 16; ++k) r[k] = _mm512_load_ps(tile + (e0 + k) * lanes);
@@ -218,13 +254,12 @@ BPG_AVX512_INLINE void gather_lanes(const kernels::axis_gather &g, const grouped
     }
 }
 
-// The diff_src lines of planes [t0, t1), prefetched for writing: the stores
-// of a group's short planes otherwise each wait for a line's read for
-// ownership. Addresses as integers: past the last plane, they point
-// nowhere, and a prefetch never faults.
+// Without next_group_prefetch: the diff_src lines of planes [t0, t1),
+// prefetched for writing, a few planes per input. Addresses as integers:
+// past the last plane, they point nowhere, and a prefetch never faults.
 template <typename T>
-__attribute__((target("avx512f,prfchw"), always_inline)) inline void prefetch_for_write(const interp_plan &p, T *ds,
-        int64_t t0, int64_t t1) {
+__attribute__((target("avx512f,prfchw"), always_inline)) inline void prefetch_planes_for_write(const interp_plan &p,
+        T *ds, int64_t t0, int64_t t1) {
     const int64_t bytes = p.in[0] * p.in[1] * int64_t(sizeof(T));
     for (int64_t t = t0; t < t1; ++t) {
         const uintptr_t plane = reinterpret_cast<uintptr_t>(ds)
@@ -249,6 +284,19 @@ __attribute__((target("avx512f,prfchw"))) void run_group(const interp_plan &p, g
         ds_planes[l] = ds + plane_offset(t0 + l, p.c_count, p.ds_n, p.ds_c);
     }
     for (int64_t l = count; l < lanes; ++l) dd_planes[l] = dd_planes[count - 1];
+    // The next group's planes, to prefetch (past the last plane: the last).
+    const T *next_dd_planes[lanes];
+    T *next_ds_planes[lanes];
+    if (p.next_group_prefetch) {
+        const int64_t last = p.n_count * p.c_count - 1;
+        for (int64_t l = 0; l < lanes; ++l) {
+            const int64_t t = std::min(t0 + lanes + l, last);
+            next_dd_planes[l] = dd + plane_offset(t, p.c_count, p.dd_n, p.dd_c);
+            next_ds_planes[l] = ds + plane_offset(t, p.c_count, p.ds_n, p.ds_c);
+        }
+    }
+    const T *const *next = p.next_group_prefetch ? next_dd_planes : nullptr;
+    T *const *next_ds = p.next_group_prefetch ? next_ds_planes : nullptr;
     // Past diff_dst's last element (the largest plane offset: strides are positive).
     const T *dd_end = dd + (p.n_count - 1) * p.dd_n + (p.c_count - 1) * p.dd_c + dd_plane;
     float *dd_tile = s.dd_tile.get(), *ds_tile = s.ds_tile.get(), *sum = s.sum.get();
@@ -257,12 +305,11 @@ __attribute__((target("avx512f,prfchw"))) void run_group(const interp_plan &p, g
     int64_t tiled = 0, stored = 0; // elements of diff_dst in the tile, of diff_src out of it
     const int64_t h = p.in[0];
     for (int64_t i = 0; i < h; ++i) {
-        // The next group's diff_src, a few planes per input (a burst of
-        // prefetches stalls once the line fill buffers are taken).
-        prefetch_for_write(p, ds, t0 + lanes + i * lanes / h, t0 + lanes + (i + 1) * lanes / h);
+        if (!p.next_group_prefetch)
+            prefetch_planes_for_write(p, ds, t0 + lanes + i * lanes / h, t0 + lanes + (i + 1) * lanes / h);
         const int64_t need = g0.end_output(i, i + 1) * W; // the rows of input i
         if (need > tiled) {
-            to_tile(dd_planes, dd_plane, dd_tile, tiled, need, dd_end);
+            to_tile(dd_planes, dd_plane, dd_tile, tiled, need, dd_end, next);
             tiled = (need + lanes - 1) / lanes * lanes;
         }
         float *out = ds_tile + i * w * lanes;
@@ -275,7 +322,7 @@ __attribute__((target("avx512f,prfchw"))) void run_group(const interp_plan &p, g
         }
         const int64_t done = i + 1 == p.in[0] ? ds_plane : (i + 1) * w / lanes * lanes; // whole blocks done
         if (done > stored) {
-            from_tile(ds_tile, count, ds_plane, ds_planes, stored, done);
+            from_tile(ds_tile, count, ds_plane, ds_planes, stored, done, next_ds);
             stored = (done + lanes - 1) / lanes * lanes;
         }
     }
