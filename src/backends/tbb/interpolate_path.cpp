@@ -257,6 +257,11 @@ void choose_interp_path(interp_plan &p) {
             && !upsampled_slices && !rows_in_registers && !cached_runs)
         p.prefetch_bytes0 = p.levels == interp_levels::channels_last_fused_runs_2d ? fused_runs_prefetch_bytes
                                                                                    : prefetch_ahead_bytes;
+    // Planar 16-bit slices of 3-D and up stream from memory into the ring,
+    // one after another: converted behind their prefetch.
+    if (p.nsp >= 3 && !p.channels_last && p.source == interp_source::converted_ring
+            && bytes_of(p, p.out) >= double(size_threshold(ring_prefetch_min_bytes)))
+        p.prefetch_bytes0 = ring_prefetch_bytes;
     if (p.nsp >= 3 && p.source == interp_source::f32
             && p.slice_floats[0] * int64_t(sizeof(float)) >= size_threshold(column_prefetch_min_bytes))
         p.column_prefetch_bytes = int64_t(2) << 10;
@@ -273,6 +278,7 @@ std::string interp_path_name(const interp_plan &p) {
     if (p.batch != interp_batch::none) s += ":" + to_string(p.batch);
     s += ":" + to_string(p.store);
     if (p.column_prefetch_bytes > 0) s += ":column_prefetch";
+    if (p.nsp >= 3 && p.prefetch_bytes0 > 0) s += ":ring_prefetch";
     if (p.bf16_vcvtne) s += ":bf16_vcvtne";
     return s;
 }

@@ -140,7 +140,9 @@ struct interp_plan {
     // 2-D: how far ahead level 0 prefetches the rows it reads from diff_dst
     // into L2, which the hardware prefetchers alone do not reach in time
     // (planar f32: row_sum_gather.hpp; fused runs: the rows new to each
-    // input, run_sum_gather.hpp; 16-bit: as the rows are converted). 0: none.
+    // input, run_sum_gather.hpp; 16-bit: as the rows are converted). Planar
+    // 3-D and up: the 16-bit ring's slices, as converted (path
+    // ":ring_prefetch"). 0: none.
     int64_t prefetch_bytes0 = 0;
     // _nd f32 level-0 slices of at least column_prefetch_min_bytes: the
     // column walk over a batch's slices prefetches each of them this far
@@ -172,6 +174,10 @@ constexpr int64_t prefetch_ahead_bytes = int64_t(8) << 10;
 constexpr int64_t fused_runs_prefetch_bytes = int64_t(4) << 10;
 // diff_dst from which the fused runs prefetch at all (below, it is in the cache).
 constexpr int64_t fused_runs_prefetch_min_bytes = int64_t(8) << 20;
+// Planar 3-D and up, 16-bit slices converted into the ring: how far ahead,
+// and from which diff_dst size (below, it is in the cache between planes).
+constexpr int64_t ring_prefetch_bytes = int64_t(32) << 10;
+constexpr int64_t ring_prefetch_min_bytes = int64_t(8) << 20;
 
 // Empty string and a filled plan when the kernel runs the problem; else why not.
 // Runs in the partition's thread context (tasks_at_once()).

@@ -324,11 +324,18 @@ template <typename T> struct task {
     }
 
     // A 16-bit row of diff_dst read at level 0, as f32: its lines are
-    // prefetched p.prefetch_bytes0 ahead as it is converted (see the plan).
+    // prefetched p.prefetch_bytes0 ahead as it is converted (see the plan),
+    // a few lines per step, not all of them first: a burst of prefetches
+    // stalls on the misses already in flight.
     BPG_ALWAYS_INLINE void load_row0(const T *row, float *out, int64_t n) const {
-        for (int64_t b = 0; p.prefetch_bytes0 > 0 && b < n * int64_t(sizeof(T)); b += 64)
-            prefetch_l2_ahead(reinterpret_cast<const char *>(row) + b, p.prefetch_bytes0);
-        row_io<T>::load(row, out, n);
+        if (p.prefetch_bytes0 <= 0) return row_io<T>::load(row, out, n);
+        constexpr int64_t step = 512 / int64_t(sizeof(T)); // 8 lines of the row
+        for (int64_t k = 0; k < n; k += step) {
+            const int64_t m = std::min(step, n - k);
+            for (int64_t b = 0; b < m * int64_t(sizeof(T)); b += 64)
+                prefetch_l2_ahead(reinterpret_cast<const char *>(row + k) + b, p.prefetch_bytes0);
+            row_io<T>::load(row + k, out + k, m);
+        }
     }
 
     // A level-0 slice of 16-bit diff_dst, converted into a ring slot (f32

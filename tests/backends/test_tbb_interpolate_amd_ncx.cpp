@@ -1,0 +1,111 @@
+// Planar (NCX) 16-bit level-0 loads and their prefetch (issue 25, AMD Zen 4):
+// the 16-bit rows converted into the tile prefetch a few lines per step as
+// they are converted, and planar 3-D slices converted into the ring prefetch
+// (":ring_prefetch") from ring_prefetch_min_bytes of diff_dst. A prefetch
+// changes no result: each path gives the reference's result, the same bits
+// on 1 and 3 threads, and the bits of the same path without the prefetch.
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "backends/tbb/cpu.hpp"
+#include "backends/tbb/size_thresholds.hpp"
+#include "support/default_threads.hpp"
+#include "support/interp_case.hpp"
+
+namespace bpg::test {
+namespace {
+
+struct lowered_thresholds {
+    explicit lowered_thresholds(int shift) { tbb_backend::test_size_threshold_shift() = shift; }
+    ~lowered_thresholds() { tbb_backend::test_size_threshold_shift() = 0; }
+};
+
+// Planar: NCX, or NXC with C = 1 (its planes a row apart).
+interp_case planar_case(data_type dt, bool nxc, const dims &src, const dims &dst, const char *mode = "linear") {
+    interp_case k;
+    k.mode = mode;
+    k.dt = dt;
+    k.nxc = nxc;
+    const int64_t n = 2, c = nxc ? 1 : 3;
+    auto full = [&](const dims &sp) {
+        dims d {n};
+        if (!nxc) d.push_back(c);
+        d.insert(d.end(), sp.begin(), sp.end());
+        if (nxc) d.push_back(c);
+        return d;
+    };
+    k.src = full(src);
+    k.dst = full(dst);
+    return k;
+}
+
+// The case on `threads` threads takes `path` and gives the reference's
+// result; returns its bits.
+std::vector<uint32_t> bits_on(const interp_case &c, int threads, const std::string &path) {
+    SCOPED_TRACE(c.name() + " on " + std::to_string(threads) + " threads");
+    std::vector<float> got;
+    with_default_threads(threads, [&] {
+        EXPECT_EQ(compile_interp_case(c, backend_kind::tbb).get_kernel_path(), path);
+        const std::vector<float> dd = diff_dst_values(c, 29);
+        got = run_interp(c, backend_kind::tbb, dd);
+        expect_interp_close(got, run_interp(c, backend_kind::ref, dd), c.dt, c.name());
+    });
+    return bits_of(got);
+}
+
+TEST(TbbInterpolateAmdNcx, RingPrefetchNd) {
+    struct shape {
+        dims src, dst;
+        const char *mode;
+        const char *levels;
+    };
+    // Fused rows (2x linear innermost) and rows then gather; 3-D and 4-D.
+    const shape shapes[] = {
+            {{3, 4, 5}, {6, 8, 10}, "linear", "planar_fused_row_gather_nd"},
+            {{3, 9, 40}, {6, 18, 80}, "linear", "planar_fused_row_gather_nd"},
+            {{3, 4, 7}, {5, 6, 3}, "linear", "planar_rows_then_gather_nd"},
+            {{2, 3, 2, 5}, {3, 5, 3, 9}, "linear", "planar_rows_then_gather_nd"},
+            {{3, 5, 37}, {5, 9, 70}, "nearest", "planar_rows_then_gather_nd"},
+    };
+    for (data_type dt : {data_type::bf16, data_type::f16})
+        for (bool nxc : {false, true})
+            for (const shape &s : shapes) {
+                const interp_case c = planar_case(dt, nxc, s.src, s.dst, s.mode);
+                std::string path = std::string("interpolate:") + s.levels + ":converted_ring:batch=1:cached";
+                if (std::string(s.levels) == "planar_fused_row_gather_nd" && !tbb_backend::has_avx512f())
+                    path = "interpolate:planar_rows_then_gather_nd:converted_ring:batch=1:cached";
+                const std::vector<uint32_t> plain = bits_on(c, 1, path);
+                const lowered_thresholds large(16);
+                const std::string prefetched = path + ":ring_prefetch";
+                const std::vector<uint32_t> one = bits_on(c, 1, prefetched);
+                EXPECT_EQ(one, plain) << c.name();
+                EXPECT_EQ(one, bits_on(c, 3, prefetched)) << c.name();
+            }
+    // f32 slices are read in place: no ring, no ring prefetch.
+    const lowered_thresholds large(16);
+    const interp_case c = planar_case(data_type::f32, false, {3, 4, 7}, {5, 6, 3});
+    with_default_threads(1, [&] {
+        const std::string path = compile_interp_case(c, backend_kind::tbb).get_kernel_path();
+        EXPECT_EQ(path.find("ring_prefetch"), std::string::npos) << path;
+    });
+}
+
+// Rows of the converted tile long enough for several prefetch steps of 512
+// bytes and a tail (2-D: prefetch_ahead_bytes, at any size), fused and not.
+TEST(TbbInterpolateAmdNcx, TileLoadLongRows) {
+    if (!tbb_backend::has_avx512f()) GTEST_SKIP() << "needs AVX-512";
+    for (data_type dt : {data_type::bf16, data_type::f16})
+        for (bool nxc : {false, true}) {
+            const std::string fused = "interpolate:planar_fused_row_gather_2d:converted_tile:batch=8:cached";
+            const interp_case a = planar_case(dt, nxc, {9, 300}, {18, 600});
+            EXPECT_EQ(bits_on(a, 1, fused), bits_on(a, 3, fused)) << a.name();
+            const std::string rows = "interpolate:planar_rows_then_gather_2d:converted_tile:batch=task:cached";
+            const interp_case b = planar_case(dt, nxc, {9, 301}, {14, 450});
+            EXPECT_EQ(bits_on(b, 1, rows), bits_on(b, 3, rows)) << b.name();
+        }
+}
+
+} // namespace
+} // namespace bpg::test
