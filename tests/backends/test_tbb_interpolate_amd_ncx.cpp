@@ -107,5 +107,25 @@ TEST(TbbInterpolateAmdNcx, TileLoadLongRows) {
         }
 }
 
+// One axis, rows read in registers: long rows gathered and narrowed 64
+// blocks (1024 inputs) at a time; rows of several such chunks and a partial
+// last block, whole rows per task and rows cut into tasks (N = 1: 3 threads
+// split each row at other points than the chunks).
+TEST(TbbInterpolateAmdNcx, RowBlocks1dLongRows) {
+    if (!tbb_backend::has_avx512f()) GTEST_SKIP() << "needs AVX-512";
+    const std::string path = "interpolate:planar_row_blocks_1d:converted_in_registers:cached";
+    for (data_type dt : {data_type::bf16, data_type::f16})
+        for (bool nxc : {false, true}) {
+            const interp_case a = planar_case(dt, nxc, {2500}, {5000});
+            EXPECT_EQ(bits_on(a, 1, path), bits_on(a, 3, path)) << a.name();
+            interp_case b = planar_case(dt, nxc, {3000}, {6000}, "nearest");
+            b.src[0] = b.dst[0] = 1;
+            EXPECT_EQ(bits_on(b, 1, path), bits_on(b, 3, path)) << b.name();
+            interp_case c = planar_case(dt, nxc, {1100}, {2200});
+            c.coord = "pytorch_half_pixel";
+            EXPECT_EQ(bits_on(c, 1, path), bits_on(c, 3, path)) << c.name();
+        }
+}
+
 } // namespace
 } // namespace bpg::test
