@@ -101,10 +101,45 @@ TEST(TbbInterpolateAmdNcx, TileLoadLongRows) {
             const std::string fused = "interpolate:planar_fused_row_gather_2d:converted_tile:batch=8:cached";
             const interp_case a = planar_case(dt, nxc, {9, 300}, {18, 600});
             EXPECT_EQ(bits_on(a, 1, fused), bits_on(a, 3, fused)) << a.name();
-            const std::string rows = "interpolate:planar_rows_then_gather_2d:converted_tile:batch=task:cached";
+            const std::string rows = "interpolate:planar_rows_then_gather_2d:converted_tile:batch=16:cached";
             const interp_case b = planar_case(dt, nxc, {9, 301}, {14, 450});
             EXPECT_EQ(bits_on(b, 1, rows), bits_on(b, 3, rows)) << b.name();
         }
+}
+
+// Planar 2-D 16-bit rows then gather: planes whose f32 rows of diff_dst and
+// diff_src pass tile_task_max_bytes go 16 inputs at a time (batch=16), with
+// a last batch of fewer; smaller planes and f32 keep the whole task. Every
+// coordinate mode, nearest, downsampling (also streamed), tasks cutting
+// planes (N = 1, 3 threads).
+TEST(TbbInterpolateAmdNcx, RowsThenGatherBatch16) {
+    const std::string sixteen = "interpolate:planar_rows_then_gather_2d:converted_tile:batch=16:";
+    for (data_type dt : {data_type::bf16, data_type::f16})
+        for (bool nxc : {false, true}) {
+            for (const char *coord : {"half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel"}) {
+                interp_case a = planar_case(dt, nxc, {37, 40}, {55, 60});
+                a.coord = coord;
+                EXPECT_EQ(bits_on(a, 1, sixteen + "cached"), bits_on(a, 3, sixteen + "cached")) << a.name();
+            }
+            const interp_case b = planar_case(dt, nxc, {40, 42}, {67, 71}, "nearest");
+            EXPECT_EQ(bits_on(b, 1, sixteen + "cached"), bits_on(b, 3, sixteen + "cached")) << b.name();
+            interp_case c = planar_case(dt, nxc, {140, 64}, {70, 32});
+            c.src[0] = c.dst[0] = 1;
+            EXPECT_EQ(bits_on(c, 1, sixteen + "cached"), bits_on(c, 3, sixteen + "cached")) << c.name();
+            {
+                const lowered_thresholds large(16);
+                const std::string streamed = sixteen + (dt == data_type::bf16 && tbb_backend::has_avx512_bf16()
+                                                                 ? "nontemporal_narrowed_bf16_hw"
+                                                                 : "nontemporal_narrowed");
+                const interp_case d = planar_case(dt, nxc, {140, 64}, {70, 32});
+                if (tbb_backend::has_avx512f()) EXPECT_EQ(bits_on(d, 1, streamed), bits_on(d, 3, streamed)) << d.name();
+            }
+            // A plane whose rows fit stays one batch.
+            bits_on(planar_case(dt, nxc, {10, 12}, {15, 18}), 1,
+                    "interpolate:planar_rows_then_gather_2d:converted_tile:batch=task:cached");
+        }
+    bits_on(planar_case(data_type::f32, false, {37, 40}, {55, 60}), 1,
+            "interpolate:planar_rows_then_gather_2d:f32:batch=task:cached");
 }
 
 // One axis, rows read in registers: long rows gathered and narrowed 64

@@ -110,7 +110,15 @@ bool planar_2d(const interp_plan &p) {
 
 interp_batch batch_of(const interp_plan &p) {
     if (p.nsp == 1 || small_planes(p)) return interp_batch::none;
-    if (planar_2d(p)) return p.inner_rows.stride2 ? interp_batch::eight : interp_batch::task;
+    if (planar_2d(p)) {
+        if (p.inner_rows.stride2) return interp_batch::eight;
+        // 16-bit: a whole task's f32 tile and its row sums fell out of L1
+        // before the gather read them.
+        const double tile_bytes = double(p.out[0] + p.in[0]) * double(p.slice_floats[0]) * double(sizeof(float));
+        return p.source == interp_source::converted_tile && tile_bytes > double(tile_task_max_bytes)
+                ? interp_batch::sixteen
+                : interp_batch::task;
+    }
     // Strided and 16-bit slices are summed one input at a time; fused runs
     // read each input's rows straight from diff_dst.
     if (p.source != interp_source::f32 || p.levels == interp_levels::channels_last_fused_runs_2d)
@@ -123,6 +131,7 @@ int64_t inputs_of(const interp_plan &p, interp_batch b) {
     switch (b) {
         case interp_batch::four: return 4;
         case interp_batch::eight: return 8;
+        case interp_batch::sixteen: return 16;
         case interp_batch::task: return p.in[0];
         default: return 1;
     }
@@ -207,6 +216,7 @@ std::string to_string(interp_batch b) {
         case interp_batch::four: return "batch=4";
         case interp_batch::eight: return "batch=8";
         case interp_batch::task: return "batch=task";
+        case interp_batch::sixteen: return "batch=16";
     }
     return "?";
 }

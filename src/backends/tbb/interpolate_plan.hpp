@@ -73,6 +73,7 @@ enum class interp_batch {
     four, // axis 0 has 2x linear interiors: slices shared by neighbours are loaded once
     eight, // planar 2-D, stride-2 row gather: the rows of 8 inputs gathered while in L1
     task, // planar 2-D, other row gathers: every input of a task (their tables loaded once per call)
+    sixteen, // as task, 16-bit planes whose f32 tile would not stay in L1: 16 inputs at a time
 };
 
 // How diff_src is written.
@@ -174,6 +175,10 @@ constexpr int64_t prefetch_ahead_bytes = int64_t(8) << 10;
 constexpr int64_t fused_runs_prefetch_bytes = int64_t(4) << 10;
 // diff_dst from which the fused runs prefetch at all (below, it is in the cache).
 constexpr int64_t fused_runs_prefetch_min_bytes = int64_t(8) << 20;
+// Planar 2-D 16-bit, other row gathers: where a plane's f32 rows of diff_dst
+// and diff_src (the tile and the row sums) take more, they are converted and
+// summed 16 inputs at a time (interp_batch::sixteen).
+constexpr int64_t tile_task_max_bytes = int64_t(16) << 10;
 // Planar 3-D and up, 16-bit slices converted into the ring: how far ahead,
 // and from which diff_dst size (below, it is in the cache between planes).
 constexpr int64_t ring_prefetch_bytes = int64_t(32) << 10;
