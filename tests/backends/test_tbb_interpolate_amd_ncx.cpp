@@ -142,6 +142,47 @@ TEST(TbbInterpolateAmdNcx, RowsThenGatherBatch16) {
             "interpolate:planar_rows_then_gather_2d:f32:batch=task:cached");
 }
 
+// Planar 3-D and up, 16-bit slices of whole vectors whose f32 ring would
+// pass ring_in_l1_max_bytes: level 0 widens diff_dst in registers, and gives
+// the bits of the generic loops (no AVX-512: the ring; 3-D fused rows only,
+// the generic loops of the others have bits of their own; the same-bits
+// scripts compare those with the previous build); smaller slices keep
+// the ring. Fused rows and rows then gather, nearest, NCX and NXC with C = 1.
+TEST(TbbInterpolateAmdNcx, SlicesInRegistersNd) {
+    if (!tbb_backend::has_avx512f()) GTEST_SKIP() << "needs AVX-512";
+    struct shape {
+        dims src, dst;
+        const char *mode;
+        const char *levels;
+    };
+    const shape shapes[] = {
+            {{3, 24, 24}, {6, 48, 48}, "linear", "planar_fused_row_gather_nd"},
+            {{4, 32, 32}, {8, 64, 64}, "nearest", "planar_fused_row_gather_nd"},
+            {{3, 30, 40}, {5, 48, 64}, "linear", "planar_rows_then_gather_nd"},
+            {{2, 3, 24, 24}, {3, 5, 48, 48}, "linear", "planar_fused_row_gather_nd"},
+    };
+    for (data_type dt : {data_type::bf16, data_type::f16})
+        for (bool nxc : {false, true})
+            for (const shape &s : shapes) {
+                const interp_case c = planar_case(dt, nxc, s.src, s.dst, s.mode);
+                const std::string path = std::string("interpolate:") + s.levels + ":converted_in_registers:batch=1:cached";
+                const std::vector<uint32_t> one = bits_on(c, 1, path);
+                EXPECT_EQ(one, bits_on(c, 3, path)) << c.name();
+                if (std::string(s.levels) != "planar_fused_row_gather_nd" || s.src.size() != 3) continue;
+                tbb_backend::generic_kernels_only() = true;
+                const std::string ring = "interpolate:planar_rows_then_gather_nd:converted_ring:batch=1:cached";
+                EXPECT_EQ(one, bits_on(c, 1, ring)) << c.name();
+                tbb_backend::generic_kernels_only() = false;
+            }
+    // Slices whose ring fits, or not of whole vectors: the ring.
+    for (data_type dt : {data_type::bf16, data_type::f16}) {
+        bits_on(planar_case(dt, false, {3, 8, 8}, {6, 16, 16}), 1,
+                "interpolate:planar_fused_row_gather_nd:converted_ring:batch=1:cached");
+        bits_on(planar_case(dt, false, {3, 25, 25}, {6, 50, 50}), 1,
+                "interpolate:planar_fused_row_gather_nd:converted_ring:batch=1:cached");
+    }
+}
+
 // One axis, rows read in registers: long rows gathered and narrowed 64
 // blocks (1024 inputs) at a time; rows of several such chunks and a partial
 // last block, whole rows per task and rows cut into tasks (N = 1: 3 threads

@@ -68,6 +68,13 @@ interp_source source_of(const interp_plan &p) {
         const bool sym4_rows = p.nsp == 2 && std::find(sym4.begin(), sym4.end(), 1) != sym4.end();
         if ((p.nsp == 1 || (p.nsp == 2 && !sym4_rows)) && !p.channels_last && has_avx512f() && p.inner_rows.stride2)
             return interp_source::converted_in_registers;
+        // Planar slices of 3-D and up, of whole vectors: the same, where the
+        // ring's f32 slots would not stay in L1 (each slice is then read as
+        // 16-bit by every input that taps it, not converted once).
+        const double ring_bytes = double(p.slice_floats[0]) * double(sizeof(float)) * double(p.level0_span + 1);
+        if (!p.channels_last && p.nsp >= 3 && has_avx512f() && dense_slices(p) && p.slice_floats[0] % 16 == 0
+                && ring_bytes > double(ring_in_l1_max_bytes))
+            return interp_source::converted_in_registers;
         return !p.channels_last && p.nsp == 2 ? interp_source::converted_tile : interp_source::converted_ring;
     }
     return dense_slices(p) ? interp_source::f32 : interp_source::f32_strided;

@@ -179,6 +179,9 @@ constexpr int64_t fused_runs_prefetch_min_bytes = int64_t(8) << 20;
 // and diff_src (the tile and the row sums) take more, they are converted and
 // summed 16 inputs at a time (interp_batch::sixteen).
 constexpr int64_t tile_task_max_bytes = int64_t(16) << 10;
+// Planar 3-D and up, 16-bit slices: a ring of more f32 bytes (slots times a
+// slice) is not used; level 0 widens diff_dst in registers instead.
+constexpr int64_t ring_in_l1_max_bytes = int64_t(32) << 10;
 // Planar 3-D and up, 16-bit slices converted into the ring: how far ahead,
 // and from which diff_dst size (below, it is in the cache between planes).
 constexpr int64_t ring_prefetch_bytes = int64_t(32) << 10;

@@ -136,9 +136,9 @@ struct scratch {
         // Planar fused 16-bit rows: an input of no tap_fold form converts its rows here.
         if (p.source == interp_source::converted_in_registers && !p.channels_last && last == 1)
             tile.resize(p.axes[0].max_taps * p.slice_floats[0], from);
-        // (Channels-last fused runs in registers: the inputs of other forms
-        // still sum converted slices.)
-        const bool ring_too = p.source == interp_source::converted_in_registers && p.channels_last;
+        // (Channels-last and planar 3-D and up in registers: the inputs of
+        // other forms still sum converted slices.)
+        const bool ring_too = p.source == interp_source::converted_in_registers && (p.channels_last || last >= 2);
         if (p.source != interp_source::converted_ring && !ring_too) return;
         // Slots: every output one input reads, plus one (capped at ~4 MB).
         const int64_t slot = last > 0 ? p.slice_floats[0] : (p.channels_last ? p.run : p.out[0]);
@@ -424,7 +424,7 @@ template <typename T> struct task {
     }
 
     // interp_source::f32_strided, converted_ring and converted_in_registers
-    // (channels-last): one input at a time.
+    // (channels-last, planar 3-D and up): one input at a time.
     BPG_ALWAYS_INLINE void slices_one_by_one(int64_t ia, int64_t ib) {
         const int64_t n = p.slice_floats[0];
         const grouped_axis &a = p.grouped[0];
