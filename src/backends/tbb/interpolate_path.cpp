@@ -68,6 +68,13 @@ interp_source source_of(const interp_plan &p) {
         const bool sym4_rows = p.nsp == 2 && std::find(sym4.begin(), sym4.end(), 1) != sym4.end();
         if ((p.nsp == 1 || (p.nsp == 2 && !sym4_rows)) && !p.channels_last && has_avx512f() && p.inner_rows.stride2)
             return interp_source::converted_in_registers;
+        // Planar slices of 3-D and up, of whole vectors: the same, where the
+        // ring's f32 slots would not stay in L1 (each slice is then read as
+        // 16-bit by every input that taps it, not converted once).
+        const double ring_bytes = double(p.slice_floats[0]) * double(sizeof(float)) * double(p.level0_span + 1);
+        if (!p.channels_last && p.nsp >= 3 && has_avx512f() && dense_slices(p) && p.slice_floats[0] % 16 == 0
+                && ring_bytes > double(ring_in_l1_max_bytes))
+            return interp_source::converted_in_registers;
         return !p.channels_last && p.nsp == 2 ? interp_source::converted_tile : interp_source::converted_ring;
     }
     return dense_slices(p) ? interp_source::f32 : interp_source::f32_strided;
@@ -110,7 +117,15 @@ bool planar_2d(const interp_plan &p) {
 
 interp_batch batch_of(const interp_plan &p) {
     if (p.nsp == 1 || small_planes(p)) return interp_batch::none;
-    if (planar_2d(p)) return p.inner_rows.stride2 ? interp_batch::eight : interp_batch::task;
+    if (planar_2d(p)) {
+        if (p.inner_rows.stride2) return interp_batch::eight;
+        // 16-bit: a whole task's f32 tile and its row sums fell out of L1
+        // before the gather read them.
+        const double tile_bytes = double(p.out[0] + p.in[0]) * double(p.slice_floats[0]) * double(sizeof(float));
+        return p.source == interp_source::converted_tile && tile_bytes > double(tile_task_max_bytes)
+                ? interp_batch::sixteen
+                : interp_batch::task;
+    }
     // Strided and 16-bit slices are summed one input at a time; fused runs
     // read each input's rows straight from diff_dst.
     if (p.source != interp_source::f32 || p.levels == interp_levels::channels_last_fused_runs_2d)
@@ -123,6 +138,7 @@ int64_t inputs_of(const interp_plan &p, interp_batch b) {
     switch (b) {
         case interp_batch::four: return 4;
         case interp_batch::eight: return 8;
+        case interp_batch::sixteen: return 16;
         case interp_batch::task: return p.in[0];
         default: return 1;
     }
@@ -207,6 +223,7 @@ std::string to_string(interp_batch b) {
         case interp_batch::four: return "batch=4";
         case interp_batch::eight: return "batch=8";
         case interp_batch::task: return "batch=task";
+        case interp_batch::sixteen: return "batch=16";
     }
     return "?";
 }
@@ -257,6 +274,11 @@ void choose_interp_path(interp_plan &p) {
             && !upsampled_slices && !rows_in_registers && !cached_runs)
         p.prefetch_bytes0 = p.levels == interp_levels::channels_last_fused_runs_2d ? fused_runs_prefetch_bytes
                                                                                    : prefetch_ahead_bytes;
+    // Planar 16-bit slices of 3-D and up stream from memory into the ring,
+    // one after another: converted behind their prefetch.
+    if (p.nsp >= 3 && !p.channels_last && p.source == interp_source::converted_ring
+            && bytes_of(p, p.out) >= double(size_threshold(ring_prefetch_min_bytes)))
+        p.prefetch_bytes0 = ring_prefetch_bytes;
     if (p.nsp >= 3 && p.source == interp_source::f32
             && p.slice_floats[0] * int64_t(sizeof(float)) >= size_threshold(column_prefetch_min_bytes))
         p.column_prefetch_bytes = int64_t(2) << 10;
@@ -277,6 +299,7 @@ std::string interp_path_name(const interp_plan &p) {
     s += ":" + to_string(p.store);
     if (p.column_prefetch_bytes > 0) s += ":column_prefetch";
     if (p.next_group_prefetch) s += ":next_group_prefetch";
+    if (p.nsp >= 3 && p.prefetch_bytes0 > 0) s += ":ring_prefetch";
     if (p.bf16_vcvtne) s += ":bf16_vcvtne";
     return s;
 }

@@ -73,6 +73,7 @@ enum class interp_batch {
     four, // axis 0 has 2x linear interiors: slices shared by neighbours are loaded once
     eight, // planar 2-D, stride-2 row gather: the rows of 8 inputs gathered while in L1
     task, // planar 2-D, other row gathers: every input of a task (their tables loaded once per call)
+    sixteen, // as task, 16-bit planes whose f32 tile would not stay in L1: 16 inputs at a time
 };
 
 // How diff_src is written.
@@ -140,7 +141,9 @@ struct interp_plan {
     // 2-D: how far ahead level 0 prefetches the rows it reads from diff_dst
     // into L2, which the hardware prefetchers alone do not reach in time
     // (planar f32: row_sum_gather.hpp; fused runs: the rows new to each
-    // input, run_sum_gather.hpp; 16-bit: as the rows are converted). 0: none.
+    // input, run_sum_gather.hpp; 16-bit: as the rows are converted). Planar
+    // 3-D and up: the 16-bit ring's slices, as converted (path
+    // ":ring_prefetch"). 0: none.
     int64_t prefetch_bytes0 = 0;
     // _nd f32 level-0 slices of at least column_prefetch_min_bytes: the
     // column walk over a batch's slices prefetches each of them this far
@@ -180,6 +183,17 @@ constexpr int64_t prefetch_ahead_bytes = int64_t(8) << 10;
 constexpr int64_t fused_runs_prefetch_bytes = int64_t(4) << 10;
 // diff_dst from which the fused runs prefetch at all (below, it is in the cache).
 constexpr int64_t fused_runs_prefetch_min_bytes = int64_t(8) << 20;
+// Planar 2-D 16-bit, other row gathers: where a plane's f32 rows of diff_dst
+// and diff_src (the tile and the row sums) take more, they are converted and
+// summed 16 inputs at a time (interp_batch::sixteen).
+constexpr int64_t tile_task_max_bytes = int64_t(16) << 10;
+// Planar 3-D and up, 16-bit slices: a ring of more f32 bytes (slots times a
+// slice) is not used; level 0 widens diff_dst in registers instead.
+constexpr int64_t ring_in_l1_max_bytes = int64_t(32) << 10;
+// Planar 3-D and up, 16-bit slices converted into the ring: how far ahead,
+// and from which diff_dst size (below, it is in the cache between planes).
+constexpr int64_t ring_prefetch_bytes = int64_t(32) << 10;
+constexpr int64_t ring_prefetch_min_bytes = int64_t(8) << 20;
 
 // Empty string and a filled plan when the kernel runs the problem; else why not.
 // Runs in the partition's thread context (tasks_at_once()).

@@ -136,9 +136,9 @@ struct scratch {
         // Planar fused 16-bit rows: an input of no tap_fold form converts its rows here.
         if (p.source == interp_source::converted_in_registers && !p.channels_last && last == 1)
             tile.resize(p.axes[0].max_taps * p.slice_floats[0], from);
-        // (Channels-last fused runs in registers: the inputs of other forms
-        // still sum converted slices.)
-        const bool ring_too = p.source == interp_source::converted_in_registers && p.channels_last;
+        // (Channels-last and planar 3-D and up in registers: the inputs of
+        // other forms still sum converted slices.)
+        const bool ring_too = p.source == interp_source::converted_in_registers && (p.channels_last || last >= 2);
         if (p.source != interp_source::converted_ring && !ring_too) return;
         // Slots: every output one input reads, plus one (capped at ~4 MB).
         const int64_t slot = last > 0 ? p.slice_floats[0] : (p.channels_last ? p.run : p.out[0]);
@@ -324,11 +324,18 @@ template <typename T> struct task {
     }
 
     // A 16-bit row of diff_dst read at level 0, as f32: its lines are
-    // prefetched p.prefetch_bytes0 ahead as it is converted (see the plan).
+    // prefetched p.prefetch_bytes0 ahead as it is converted (see the plan),
+    // a few lines per step, not all of them first: a burst of prefetches
+    // stalls on the misses already in flight.
     BPG_ALWAYS_INLINE void load_row0(const T *row, float *out, int64_t n) const {
-        for (int64_t b = 0; p.prefetch_bytes0 > 0 && b < n * int64_t(sizeof(T)); b += 64)
-            prefetch_l2_ahead(reinterpret_cast<const char *>(row) + b, p.prefetch_bytes0);
-        row_io<T>::load(row, out, n);
+        if (p.prefetch_bytes0 <= 0) return row_io<T>::load(row, out, n);
+        constexpr int64_t step = 512 / int64_t(sizeof(T)); // 8 lines of the row
+        for (int64_t k = 0; k < n; k += step) {
+            const int64_t m = std::min(step, n - k);
+            for (int64_t b = 0; b < m * int64_t(sizeof(T)); b += 64)
+                prefetch_l2_ahead(reinterpret_cast<const char *>(row + k) + b, p.prefetch_bytes0);
+            row_io<T>::load(row + k, out + k, m);
+        }
     }
 
     // A level-0 slice of 16-bit diff_dst, converted into a ring slot (f32
@@ -417,7 +424,7 @@ template <typename T> struct task {
     }
 
     // interp_source::f32_strided, converted_ring and converted_in_registers
-    // (channels-last): one input at a time.
+    // (channels-last, planar 3-D and up): one input at a time.
     BPG_ALWAYS_INLINE void slices_one_by_one(int64_t ia, int64_t ib) {
         const int64_t n = p.slice_floats[0];
         const grouped_axis &a = p.grouped[0];
@@ -471,8 +478,16 @@ template <typename T> struct task {
         float *o = s.out.data();
         if constexpr (!std::is_same_v<T, float>) {
             if (p.source == interp_source::converted_in_registers) { // the stride-2 gather widens as it loads
-                gather_rows_stride2(p.inner_rows, p.axes[0], dd, 0, o, 0, 1, ia / 16, (ib + 15) / 16);
-                return row_io<T>::store(o, ds + ia, ib - ia);
+                // 64 blocks at a time, narrowed while their 4 KB of f32 are
+                // in L1: a whole long row's f32 fell out of L1 before its
+                // narrowing read it, beside the streaming diff_dst.
+                constexpr int64_t chunk = 64;
+                for (int64_t b = ia / 16, b1 = (ib + 15) / 16; b < b1; b += chunk) {
+                    const int64_t e = std::min(b1, b + chunk);
+                    gather_rows_stride2(p.inner_rows, p.axes[0], dd, 0, o, 0, 1, b, e);
+                    row_io<T>::store(o, ds + 16 * b, std::min(ib, 16 * e) - 16 * b);
+                }
+                return;
             }
         }
         const float *row;

@@ -1,0 +1,207 @@
+// Planar (NCX) 16-bit level-0 loads and their prefetch (issue 25, AMD Zen 4):
+// the 16-bit rows converted into the tile prefetch a few lines per step as
+// they are converted, and planar 3-D slices converted into the ring prefetch
+// (":ring_prefetch") from ring_prefetch_min_bytes of diff_dst. A prefetch
+// changes no result: each path gives the reference's result, the same bits
+// on 1 and 3 threads, and the bits of the same path without the prefetch.
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "backends/tbb/cpu.hpp"
+#include "backends/tbb/size_thresholds.hpp"
+#include "support/default_threads.hpp"
+#include "support/interp_case.hpp"
+
+namespace bpg::test {
+namespace {
+
+struct lowered_thresholds {
+    explicit lowered_thresholds(int shift) { tbb_backend::test_size_threshold_shift() = shift; }
+    ~lowered_thresholds() { tbb_backend::test_size_threshold_shift() = 0; }
+};
+
+// Planar: NCX, or NXC with C = 1 (its planes a row apart).
+interp_case planar_case(data_type dt, bool nxc, const dims &src, const dims &dst, const char *mode = "linear") {
+    interp_case k;
+    k.mode = mode;
+    k.dt = dt;
+    k.nxc = nxc;
+    const int64_t n = 2, c = nxc ? 1 : 3;
+    auto full = [&](const dims &sp) {
+        dims d {n};
+        if (!nxc) d.push_back(c);
+        d.insert(d.end(), sp.begin(), sp.end());
+        if (nxc) d.push_back(c);
+        return d;
+    };
+    k.src = full(src);
+    k.dst = full(dst);
+    return k;
+}
+
+// The case on `threads` threads takes `path` and gives the reference's
+// result; returns its bits.
+std::vector<uint32_t> bits_on(const interp_case &c, int threads, const std::string &path) {
+    SCOPED_TRACE(c.name() + " on " + std::to_string(threads) + " threads");
+    std::vector<float> got;
+    with_default_threads(threads, [&] {
+        EXPECT_EQ(compile_interp_case(c, backend_kind::tbb).get_kernel_path(), path);
+        const std::vector<float> dd = diff_dst_values(c, 29);
+        got = run_interp(c, backend_kind::tbb, dd);
+        expect_interp_close(got, run_interp(c, backend_kind::ref, dd), c.dt, c.name());
+    });
+    return bits_of(got);
+}
+
+TEST(TbbInterpolateAmdNcx, RingPrefetchNd) {
+    struct shape {
+        dims src, dst;
+        const char *mode;
+        const char *levels;
+    };
+    // Fused rows (2x linear innermost) and rows then gather; 3-D and 4-D.
+    const shape shapes[] = {
+            {{3, 4, 5}, {6, 8, 10}, "linear", "planar_fused_row_gather_nd"},
+            {{3, 9, 40}, {6, 18, 80}, "linear", "planar_fused_row_gather_nd"},
+            {{3, 4, 7}, {5, 6, 3}, "linear", "planar_rows_then_gather_nd"},
+            {{2, 3, 2, 5}, {3, 5, 3, 9}, "linear", "planar_rows_then_gather_nd"},
+            {{3, 5, 37}, {5, 9, 70}, "nearest", "planar_rows_then_gather_nd"},
+    };
+    for (data_type dt : {data_type::bf16, data_type::f16})
+        for (bool nxc : {false, true})
+            for (const shape &s : shapes) {
+                const interp_case c = planar_case(dt, nxc, s.src, s.dst, s.mode);
+                std::string path = std::string("interpolate:") + s.levels + ":converted_ring:batch=1:cached";
+                if (std::string(s.levels) == "planar_fused_row_gather_nd" && !tbb_backend::has_avx512f())
+                    path = "interpolate:planar_rows_then_gather_nd:converted_ring:batch=1:cached";
+                const std::vector<uint32_t> plain = bits_on(c, 1, path);
+                const lowered_thresholds large(16);
+                const std::string prefetched = path + ":ring_prefetch";
+                const std::vector<uint32_t> one = bits_on(c, 1, prefetched);
+                EXPECT_EQ(one, plain) << c.name();
+                EXPECT_EQ(one, bits_on(c, 3, prefetched)) << c.name();
+            }
+    // f32 slices are read in place: no ring, no ring prefetch.
+    const lowered_thresholds large(16);
+    const interp_case c = planar_case(data_type::f32, false, {3, 4, 7}, {5, 6, 3});
+    with_default_threads(1, [&] {
+        const std::string path = compile_interp_case(c, backend_kind::tbb).get_kernel_path();
+        EXPECT_EQ(path.find("ring_prefetch"), std::string::npos) << path;
+    });
+}
+
+// Rows of the converted tile long enough for several prefetch steps of 512
+// bytes and a tail (2-D: prefetch_ahead_bytes, at any size), fused and not.
+TEST(TbbInterpolateAmdNcx, TileLoadLongRows) {
+    if (!tbb_backend::has_avx512f()) GTEST_SKIP() << "needs AVX-512";
+    for (data_type dt : {data_type::bf16, data_type::f16})
+        for (bool nxc : {false, true}) {
+            const std::string fused = "interpolate:planar_fused_row_gather_2d:converted_tile:batch=8:cached";
+            const interp_case a = planar_case(dt, nxc, {9, 300}, {18, 600});
+            EXPECT_EQ(bits_on(a, 1, fused), bits_on(a, 3, fused)) << a.name();
+            const std::string rows = "interpolate:planar_rows_then_gather_2d:converted_tile:batch=16:cached";
+            const interp_case b = planar_case(dt, nxc, {9, 301}, {14, 450});
+            EXPECT_EQ(bits_on(b, 1, rows), bits_on(b, 3, rows)) << b.name();
+        }
+}
+
+// Planar 2-D 16-bit rows then gather: planes whose f32 rows of diff_dst and
+// diff_src pass tile_task_max_bytes go 16 inputs at a time (batch=16), with
+// a last batch of fewer; smaller planes and f32 keep the whole task. Every
+// coordinate mode, nearest, downsampling (also streamed), tasks cutting
+// planes (N = 1, 3 threads).
+TEST(TbbInterpolateAmdNcx, RowsThenGatherBatch16) {
+    const std::string sixteen = "interpolate:planar_rows_then_gather_2d:converted_tile:batch=16:";
+    for (data_type dt : {data_type::bf16, data_type::f16})
+        for (bool nxc : {false, true}) {
+            for (const char *coord : {"half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel"}) {
+                interp_case a = planar_case(dt, nxc, {37, 40}, {55, 60});
+                a.coord = coord;
+                EXPECT_EQ(bits_on(a, 1, sixteen + "cached"), bits_on(a, 3, sixteen + "cached")) << a.name();
+            }
+            const interp_case b = planar_case(dt, nxc, {40, 42}, {67, 71}, "nearest");
+            EXPECT_EQ(bits_on(b, 1, sixteen + "cached"), bits_on(b, 3, sixteen + "cached")) << b.name();
+            interp_case c = planar_case(dt, nxc, {140, 64}, {70, 32});
+            c.src[0] = c.dst[0] = 1;
+            EXPECT_EQ(bits_on(c, 1, sixteen + "cached"), bits_on(c, 3, sixteen + "cached")) << c.name();
+            {
+                const lowered_thresholds large(16);
+                const std::string streamed = sixteen + (dt == data_type::bf16 && tbb_backend::has_avx512_bf16()
+                                                                 ? "nontemporal_narrowed_bf16_hw"
+                                                                 : "nontemporal_narrowed");
+                const interp_case d = planar_case(dt, nxc, {140, 64}, {70, 32});
+                if (tbb_backend::has_avx512f()) EXPECT_EQ(bits_on(d, 1, streamed), bits_on(d, 3, streamed)) << d.name();
+            }
+            // A plane whose rows fit stays one batch.
+            bits_on(planar_case(dt, nxc, {10, 12}, {15, 18}), 1,
+                    "interpolate:planar_rows_then_gather_2d:converted_tile:batch=task:cached");
+        }
+    bits_on(planar_case(data_type::f32, false, {37, 40}, {55, 60}), 1,
+            "interpolate:planar_rows_then_gather_2d:f32:batch=task:cached");
+}
+
+// Planar 3-D and up, 16-bit slices of whole vectors whose f32 ring would
+// pass ring_in_l1_max_bytes: level 0 widens diff_dst in registers, and gives
+// the bits of the generic loops (no AVX-512: the ring; 3-D fused rows only,
+// the generic loops of the others have bits of their own; the same-bits
+// scripts compare those with the previous build); smaller slices keep
+// the ring. Fused rows and rows then gather, nearest, NCX and NXC with C = 1.
+TEST(TbbInterpolateAmdNcx, SlicesInRegistersNd) {
+    if (!tbb_backend::has_avx512f()) GTEST_SKIP() << "needs AVX-512";
+    struct shape {
+        dims src, dst;
+        const char *mode;
+        const char *levels;
+    };
+    const shape shapes[] = {
+            {{3, 24, 24}, {6, 48, 48}, "linear", "planar_fused_row_gather_nd"},
+            {{4, 32, 32}, {8, 64, 64}, "nearest", "planar_fused_row_gather_nd"},
+            {{3, 30, 40}, {5, 48, 64}, "linear", "planar_rows_then_gather_nd"},
+            {{2, 3, 24, 24}, {3, 5, 48, 48}, "linear", "planar_fused_row_gather_nd"},
+    };
+    for (data_type dt : {data_type::bf16, data_type::f16})
+        for (bool nxc : {false, true})
+            for (const shape &s : shapes) {
+                const interp_case c = planar_case(dt, nxc, s.src, s.dst, s.mode);
+                const std::string path = std::string("interpolate:") + s.levels + ":converted_in_registers:batch=1:cached";
+                const std::vector<uint32_t> one = bits_on(c, 1, path);
+                EXPECT_EQ(one, bits_on(c, 3, path)) << c.name();
+                if (std::string(s.levels) != "planar_fused_row_gather_nd" || s.src.size() != 3) continue;
+                tbb_backend::generic_kernels_only() = true;
+                const std::string ring = "interpolate:planar_rows_then_gather_nd:converted_ring:batch=1:cached";
+                EXPECT_EQ(one, bits_on(c, 1, ring)) << c.name();
+                tbb_backend::generic_kernels_only() = false;
+            }
+    // Slices whose ring fits, or not of whole vectors: the ring.
+    for (data_type dt : {data_type::bf16, data_type::f16}) {
+        bits_on(planar_case(dt, false, {3, 8, 8}, {6, 16, 16}), 1,
+                "interpolate:planar_fused_row_gather_nd:converted_ring:batch=1:cached");
+        bits_on(planar_case(dt, false, {3, 25, 25}, {6, 50, 50}), 1,
+                "interpolate:planar_fused_row_gather_nd:converted_ring:batch=1:cached");
+    }
+}
+
+// One axis, rows read in registers: long rows gathered and narrowed 64
+// blocks (1024 inputs) at a time; rows of several such chunks and a partial
+// last block, whole rows per task and rows cut into tasks (N = 1: 3 threads
+// split each row at other points than the chunks).
+TEST(TbbInterpolateAmdNcx, RowBlocks1dLongRows) {
+    if (!tbb_backend::has_avx512f()) GTEST_SKIP() << "needs AVX-512";
+    const std::string path = "interpolate:planar_row_blocks_1d:converted_in_registers:cached";
+    for (data_type dt : {data_type::bf16, data_type::f16})
+        for (bool nxc : {false, true}) {
+            const interp_case a = planar_case(dt, nxc, {2500}, {5000});
+            EXPECT_EQ(bits_on(a, 1, path), bits_on(a, 3, path)) << a.name();
+            interp_case b = planar_case(dt, nxc, {3000}, {6000}, "nearest");
+            b.src[0] = b.dst[0] = 1;
+            EXPECT_EQ(bits_on(b, 1, path), bits_on(b, 3, path)) << b.name();
+            interp_case c = planar_case(dt, nxc, {1100}, {2200});
+            c.coord = "pytorch_half_pixel";
+            EXPECT_EQ(bits_on(c, 1, path), bits_on(c, 3, path)) << c.name();
+        }
+}
+
+} // namespace
+} // namespace bpg::test
