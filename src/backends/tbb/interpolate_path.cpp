@@ -137,8 +137,14 @@ double bytes_of(const interp_plan &p, const std::array<int64_t, 4> &spatial) {
 }
 
 interp_store store_of(const interp_plan &p) {
-    if (p.nsp == 1 || bytes_of(p, p.in) < double(size_threshold(interp_nontemporal_min_bytes)))
-        return interp_store::cached;
+    if (bytes_of(p, p.in) < double(size_threshold(interp_nontemporal_min_bytes))) return interp_store::cached;
+    // Channels-last 1-D, diff_src's runs one after another in whole lines:
+    // each input's sum streams from the registers (any dtype, tap_sum16.hpp).
+    if (p.levels == interp_levels::channels_last_runs_1d) {
+        const bool lines = p.ds_sp[0] == p.run && p.run * int64_t(size_of(p.dt)) % 64 == 0;
+        return has_avx512f() && lines ? interp_store::nontemporal : interp_store::cached;
+    }
+    if (p.nsp == 1) return interp_store::cached;
     int64_t ds_plane = 1, dd_plane = 1;
     for (int k = 0; k < p.nsp; ++k) {
         ds_plane *= p.in[size_t(k)];
@@ -257,6 +263,11 @@ void choose_interp_path(interp_plan &p) {
             && !upsampled_slices && !rows_in_registers && !cached_runs)
         p.prefetch_bytes0 = p.levels == interp_levels::channels_last_fused_runs_2d ? fused_runs_prefetch_bytes
                                                                                    : prefetch_ahead_bytes;
+    // Channels-last 1-D runs streaming from memory: the hardware prefetchers
+    // alone left each input waiting on its two new runs.
+    if (p.levels == interp_levels::channels_last_runs_1d
+            && bytes_of(p, p.out) >= double(size_threshold(fused_runs_prefetch_min_bytes)))
+        p.prefetch_bytes0 = prefetch_ahead_bytes;
     if (p.nsp >= 3 && p.source == interp_source::f32
             && p.slice_floats[0] * int64_t(sizeof(float)) >= size_threshold(column_prefetch_min_bytes))
         p.column_prefetch_bytes = int64_t(2) << 10;

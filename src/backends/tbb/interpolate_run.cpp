@@ -436,6 +436,9 @@ template <typename T> struct task {
                 // Widened in registers where the plan says so and i has a
                 // tap_fold form; else a 16-bit slice shared with the
                 // previous input stays in its ring slot, converted once.
+                if (p.source == interp_source::converted_in_registers && p.prefetch_bytes0 > 0)
+                    prefetch_rows_ahead(a, reinterpret_cast<const char *>(dd), p.dd_sp[0] * int64_t(sizeof(T)),
+                            n * int64_t(sizeof(T)), i, i + 1, p.prefetch_bytes0);
                 if (p.source != interp_source::converted_in_registers
                         || !sum_taps16(a, i, rows_of<T> {dd, p.dd_sp[0]}, n, acc))
                     sum_taps(acc, n, taps_of(a, i, s.x.data(), [&](int64_t o) { return slice0(o); }));
@@ -447,22 +450,34 @@ template <typename T> struct task {
     }
 
     // Channels-last, one axis: level 0 is the last level and reads diff_dst
-    // itself (16-bit runs converted once into ring slots).
+    // itself (16-bit runs converted once into ring slots). Non-temporal:
+    // the inputs of a tap_fold form stream out of the registers, one store
+    // fence for the task; the others are stored cached.
     BPG_ALWAYS_INLINE void runs_1d(int64_t ia, int64_t ib) {
-        float *o = s.out.data();
+        const rows_of<T> runs {dd, p.dd_sp[0]};
+        const bool nontemporal = p.store == interp_store::nontemporal;
         for (int64_t i = ia; i < ib; ++i) {
+            T *out = ds + i * p.ds_sp[0];
+            if (p.prefetch_bytes0 > 0)
+                prefetch_rows_ahead(p.grouped[0], reinterpret_cast<const char *>(dd), p.dd_sp[0] * int64_t(sizeof(T)),
+                        p.run * int64_t(sizeof(T)), i, i + 1, p.prefetch_bytes0);
+            if (nontemporal && streams_to(out) && sum_taps_streamed(p.grouped[0], i, runs, p.run, out)) continue;
             if constexpr (!std::is_same_v<T, float>) // diff_src straight from the registers
-                if (p.source == interp_source::converted_in_registers
-                        && sum_taps16(p.grouped[0], i, rows_of<T> {dd, p.dd_sp[0]}, p.run, ds + i * p.ds_sp[0]))
+                if (p.source == interp_source::converted_in_registers && sum_taps16(p.grouped[0], i, runs, p.run, out))
                     continue;
-            const tap_run r = taps_of(p.grouped[0], i, s.x.data(), [&](int64_t out) -> const float * {
-                const T *run = dd + out * p.dd_sp[0];
+            const tap_run r = taps_of(p.grouped[0], i, s.x.data(), [&](int64_t oi) -> const float * {
+                const T *run = runs.row(oi);
                 if constexpr (std::is_same_v<T, float>) return run;
-                else return s.ring.get(out, [&](float *slot) { row_io<T>::load(run, slot, p.run); });
+                else return s.ring.get(oi, [&](float *slot) { row_io<T>::load(run, slot, p.run); });
             });
-            sum_taps(o, p.run, r);
-            row_io<T>::store(o, ds + i * p.ds_sp[0], p.run);
+            if constexpr (std::is_same_v<T, float>) {
+                sum_taps(out, p.run, r); // the runs are diff_dst: they never overlap diff_src
+            } else {
+                sum_taps(s.out.data(), p.run, r);
+                row_io<T>::store(s.out.data(), out, p.run);
+            }
         }
+        if (nontemporal) store_fence();
     }
 
     // Planar, one axis: the whole row of diff_dst, as f32 (converted once),

@@ -21,4 +21,13 @@ bool sum_taps16(const grouped_axis &a, int64_t i, const rows_of<f16_t> &src, int
 bool sum_taps16(const grouped_axis &a, int64_t i, const rows_of<bf16_t> &src, int64_t n, bf16_t *out);
 bool sum_taps16(const grouped_axis &a, int64_t i, const rows_of<f16_t> &src, int64_t n, f16_t *out);
 
+// The same (channels-last 1-D: diff_dst into diff_src) with non-temporal
+// stores straight from the registers, in whole lines: out 64-byte aligned,
+// n * sizeof(element) a multiple of 64. No store fence:
+// the caller fences once after its last input (a fence an input of a short
+// run held up the loop; store_fence(), narrow_stream.hpp).
+bool sum_taps_streamed(const grouped_axis &a, int64_t i, const rows_of<float> &src, int64_t n, float *out);
+bool sum_taps_streamed(const grouped_axis &a, int64_t i, const rows_of<bf16_t> &src, int64_t n, bf16_t *out);
+bool sum_taps_streamed(const grouped_axis &a, int64_t i, const rows_of<f16_t> &src, int64_t n, f16_t *out);
+
 } // namespace bpg::tbb_backend

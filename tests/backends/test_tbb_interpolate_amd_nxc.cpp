@@ -1,0 +1,110 @@
+// Channels-last 1-D InterpolateBackprop (interp_levels::channels_last_runs_1d)
+// from the sizes on where diff_dst streams from memory: level 0 prefetches
+// each input's new runs (interp_plan::prefetch_bytes0), and diff_src runs of
+// whole lines stream out of the registers (interp_store::nontemporal,
+// sum_taps_streamed in tap_sum16.hpp). Every dtype, NXC and NCX data with
+// channels-last strides, against the reference, with the bits of the cached
+// path and the same bits on 1 and 3 threads. test_size_threshold_shift()
+// makes the small cases here count as large.
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "backends/tbb/cpu.hpp"
+#include "backends/tbb/interpolate_plan.hpp"
+#include "backends/tbb/size_thresholds.hpp"
+#include "support/default_threads.hpp"
+#include "support/interp_case.hpp"
+#include "support/problem_builders.hpp"
+
+namespace bpg::test {
+namespace {
+
+const data_type f32 = data_type::f32, bf16 = data_type::bf16, f16 = data_type::f16;
+
+struct lowered_thresholds {
+    lowered_thresholds() { tbb_backend::test_size_threshold_shift() = 16; }
+    ~lowered_thresholds() { tbb_backend::test_size_threshold_shift() = 0; }
+};
+
+// n images of c channels, 1-D, NXC (or NCX with channels-last strides).
+interp_case runs_case(data_type dt, bool nxc, int64_t c, int64_t src, int64_t dst, const char *mode = "linear",
+        const char *coord = "half_pixel") {
+    interp_case k;
+    k.mode = mode;
+    k.coord = coord;
+    k.dt = dt;
+    k.nxc = nxc;
+    k.channels_last_strides = !nxc;
+    k.src = nxc ? dims {2, src, c} : dims {2, c, src};
+    k.dst = nxc ? dims {2, dst, c} : dims {2, c, dst};
+    return k;
+}
+
+tbb_backend::interp_plan plan_of(data_type dt, int64_t c, int64_t src, int64_t dst) {
+    const core::interpolate_bwd_problem p = make_interp_problem(core::interp_mode::linear,
+            kernels::coord_mode::half_pixel, kernels::nearest_rounding::round_prefer_ceil, layout::nxc,
+            {2, src, c}, {2, dst, c}, dt);
+    tbb_backend::interp_plan plan;
+    EXPECT_EQ(tbb_backend::make_interp_plan(p, plan), "");
+    return plan;
+}
+
+std::string source_of(data_type dt) {
+    return dt == f32 ? "f32" : tbb_backend::has_avx512f() ? "converted_in_registers" : "converted_ring";
+}
+
+TEST(TbbInterpolateAmdNxc, Runs1dPrefetchAndStoreFromASize) {
+    for (data_type dt : {f32, bf16, f16}) {
+        SCOPED_TRACE(int(dt));
+        const tbb_backend::interp_plan small = plan_of(dt, 32, 40, 80);
+        EXPECT_EQ(small.levels, tbb_backend::interp_levels::channels_last_runs_1d);
+        EXPECT_EQ(small.prefetch_bytes0, 0);
+        EXPECT_EQ(small.store, tbb_backend::interp_store::cached);
+        const lowered_thresholds large;
+        const tbb_backend::interp_plan big = plan_of(dt, 32, 40, 80);
+        EXPECT_EQ(big.prefetch_bytes0, tbb_backend::prefetch_ahead_bytes);
+        EXPECT_EQ(big.store, tbb_backend::has_avx512f() ? tbb_backend::interp_store::nontemporal
+                                                         : tbb_backend::interp_store::cached);
+        // Runs of part of a line stay cached (they would stream in pieces).
+        EXPECT_EQ(plan_of(dt, dt == f32 ? 8 : 16, 40, 80).store, tbb_backend::interp_store::cached);
+    }
+}
+
+// The streamed path against the reference, with the bits of the cached path
+// (default thresholds) and of 3 threads.
+TEST(TbbInterpolateAmdNxc, Runs1dStreamedGivesTheBitsOfCached) {
+    if (!tbb_backend::has_avx512f()) GTEST_SKIP() << "needs AVX-512";
+    std::vector<interp_case> cases;
+    for (data_type dt : {f32, bf16, f16}) {
+        const int64_t line = dt == f32 ? 16 : 32; // elements of one 64-byte line
+        for (bool nxc : {true, false}) {
+            cases.push_back(runs_case(dt, nxc, line, 40, 80));                          // 2x linear
+            cases.push_back(runs_case(dt, nxc, 3 * line, 9, 17));                       // other scale
+            cases.push_back(runs_case(dt, nxc, line, 17, 9, "nearest"));                // downsampling
+            cases.push_back(runs_case(dt, nxc, 2 * line, 7, 12, "linear", "align_corners"));
+            cases.push_back(runs_case(dt, nxc, line, 5, 40));                           // many taps
+        }
+    }
+    for (const interp_case &c : cases) {
+        SCOPED_TRACE(c.name());
+        const std::vector<float> dd = full_mantissas(size_t(c.dst[0] * c.dst[1] * c.dst[2]), 29);
+        const std::vector<float> cached = run_interp(c, backend_kind::tbb, dd);
+        EXPECT_EQ(compile_interp_case(c, backend_kind::tbb).get_kernel_path(),
+                "interpolate:channels_last_runs_1d:" + source_of(c.dt) + ":cached");
+        const lowered_thresholds large;
+        for (int threads : {1, 3}) {
+            with_default_threads(threads, [&] {
+                EXPECT_EQ(compile_interp_case(c, backend_kind::tbb).get_kernel_path(),
+                        "interpolate:channels_last_runs_1d:" + source_of(c.dt) + ":nontemporal");
+                const std::vector<float> got = run_interp(c, backend_kind::tbb, dd);
+                EXPECT_EQ(bits_of(got), bits_of(cached)) << threads << " threads";
+                expect_interp_close(got, run_interp(c, backend_kind::ref, dd), c.dt, c.name());
+            });
+        }
+    }
+}
+
+} // namespace
+} // namespace bpg::test
