@@ -272,7 +272,8 @@ void choose_interp_path(interp_plan &p) {
             && p.slice_floats[0] * int64_t(sizeof(float)) >= size_threshold(column_prefetch_min_bytes))
         p.column_prefetch_bytes = int64_t(2) << 10;
     p.store = store_of(p);
-    p.bf16_vcvtne = small_planes(p) && p.dt == data_type::bf16 && has_avx512_bf16();
+    const bool streamed_runs = p.levels == interp_levels::channels_last_runs_1d && p.store == interp_store::nontemporal;
+    p.bf16_vcvtne = (small_planes(p) || streamed_runs) && p.dt == data_type::bf16 && has_avx512_bf16();
     p.one_task = tasks_at_once() == 1 || bytes_of(p, p.out) < double(size_threshold(interp_one_task_max_bytes));
     p.scratch_bytes = interp_scratch_bytes(p);
     p.scratch_on_stack = p.one_task && p.scratch_bytes <= interp_stack_scratch_bytes;

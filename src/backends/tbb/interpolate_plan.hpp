@@ -127,7 +127,8 @@ struct interp_plan {
     interp_source source = interp_source::f32;
     interp_batch batch = interp_batch::none;
     interp_store store = interp_store::cached;
-    // Small planes, bf16, on a CPU with AVX512_BF16: diff_src narrowed by
+    // Small planes and the streamed channels-last 1-D runs (interp_store::
+    // nontemporal), bf16, on a CPU with AVX512_BF16: diff_src narrowed by
     // vcvtneps2bf16 (convert16::bf16_vcvtne_t), the same bits as the integer
     // rounding in fewer instructions.
     bool bf16_vcvtne = false;

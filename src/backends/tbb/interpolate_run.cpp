@@ -16,6 +16,7 @@
 #include "backends/tbb/narrow_stream.hpp"
 #include "backends/tbb/nontemporal.hpp"
 #include "backends/tbb/parallel.hpp"
+#include "backends/tbb/prefetch.hpp"
 #include "backends/tbb/row_gather_stride2.hpp"
 #include "backends/tbb/row_sum_gather.hpp"
 #include "backends/tbb/run_sum_gather.hpp"
@@ -456,12 +457,18 @@ template <typename T> struct task {
     BPG_ALWAYS_INLINE void runs_1d(int64_t ia, int64_t ib) {
         const rows_of<T> runs {dd, p.dd_sp[0]};
         const bool nontemporal = p.store == interp_store::nontemporal;
+        uintptr_t fetched = 0; // the end of what was prefetched: runs are read in rising order
         for (int64_t i = ia; i < ib; ++i) {
             T *out = ds + i * p.ds_sp[0];
-            if (p.prefetch_bytes0 > 0)
-                prefetch_rows_ahead(p.grouped[0], reinterpret_cast<const char *>(dd), p.dd_sp[0] * int64_t(sizeof(T)),
-                        p.run * int64_t(sizeof(T)), i, i + 1, p.prefetch_bytes0);
-            if (nontemporal && streams_to(out) && sum_taps_streamed(p.grouped[0], i, runs, p.run, out)) continue;
+            if (const int64_t end = p.axes[0].end_output(i, i + 1); p.prefetch_bytes0 > 0 && end > 0) {
+                const uintptr_t ahead = uintptr_t(p.prefetch_bytes0);
+                const uintptr_t from = reinterpret_cast<uintptr_t>(runs.row(p.axes[0].first_output(i, i + 1))) + ahead;
+                const uintptr_t to = reinterpret_cast<uintptr_t>(runs.row(end - 1) + p.run) + ahead;
+                prefetch_l2_lines(std::max(from, fetched), to);
+                fetched = std::max(fetched, to);
+            }
+            if (nontemporal && streams_to(out) && sum_taps_streamed(p.grouped[0], i, runs, p.run, out, p.bf16_vcvtne))
+                continue;
             if constexpr (!std::is_same_v<T, float>) // diff_src straight from the registers
                 if (p.source == interp_source::converted_in_registers && sum_taps16(p.grouped[0], i, runs, p.run, out))
                     continue;

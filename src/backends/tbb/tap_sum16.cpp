@@ -54,13 +54,15 @@ bool sum16(const grouped_axis &a, int64_t i, const rows_of<T> &src, int64_t n, D
 
 } // namespace
 
-bool sum_taps_streamed(const grouped_axis &a, int64_t i, const rows_of<float> &src, int64_t n, float *out) {
+bool sum_taps_streamed(const grouped_axis &a, int64_t i, const rows_of<float> &src, int64_t n, float *out, bool) {
     return sum16(a, i, src, n, reinterpret_cast<streamed_float *>(out));
 }
-bool sum_taps_streamed(const grouped_axis &a, int64_t i, const rows_of<bf16_t> &src, int64_t n, bf16_t *out) {
+bool sum_taps_streamed(const grouped_axis &a, int64_t i, const rows_of<bf16_t> &src, int64_t n, bf16_t *out,
+        bool vcvtne) {
+    if (vcvtne) return tap_fold::visit(a, i, src, stream_lines<convert16::bf16_vcvtne_t> {reinterpret_cast<convert16::bf16_vcvtne_t *>(out), n});
     return tap_fold::visit(a, i, src, stream_lines<bf16_t> {out, n});
 }
-bool sum_taps_streamed(const grouped_axis &a, int64_t i, const rows_of<f16_t> &src, int64_t n, f16_t *out) {
+bool sum_taps_streamed(const grouped_axis &a, int64_t i, const rows_of<f16_t> &src, int64_t n, f16_t *out, bool) {
     return tap_fold::visit(a, i, src, stream_lines<f16_t> {out, n});
 }
 

@@ -26,8 +26,13 @@ bool sum_taps16(const grouped_axis &a, int64_t i, const rows_of<f16_t> &src, int
 // n * sizeof(element) a multiple of 64. No store fence:
 // the caller fences once after its last input (a fence an input of a short
 // run held up the loop; store_fence(), narrow_stream.hpp).
-bool sum_taps_streamed(const grouped_axis &a, int64_t i, const rows_of<float> &src, int64_t n, float *out);
-bool sum_taps_streamed(const grouped_axis &a, int64_t i, const rows_of<bf16_t> &src, int64_t n, bf16_t *out);
-bool sum_taps_streamed(const grouped_axis &a, int64_t i, const rows_of<f16_t> &src, int64_t n, f16_t *out);
+// vcvtne (bf16 only; the plan's bf16_vcvtne): narrowed by vcvtneps2bf16,
+// the same bits (convert_lanes.hpp narrow_bf16_hw).
+bool sum_taps_streamed(const grouped_axis &a, int64_t i, const rows_of<float> &src, int64_t n, float *out,
+        bool vcvtne = false);
+bool sum_taps_streamed(const grouped_axis &a, int64_t i, const rows_of<bf16_t> &src, int64_t n, bf16_t *out,
+        bool vcvtne = false);
+bool sum_taps_streamed(const grouped_axis &a, int64_t i, const rows_of<f16_t> &src, int64_t n, f16_t *out,
+        bool vcvtne = false);
 
 } // namespace bpg::tbb_backend
