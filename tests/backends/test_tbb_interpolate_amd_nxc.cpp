@@ -1,11 +1,13 @@
-// Channels-last 1-D InterpolateBackprop (interp_levels::channels_last_runs_1d)
+// Channels-last InterpolateBackprop choices made for AMD Zen 4 (and sound on
+// other CPUs). 1-D (interp_levels::channels_last_runs_1d)
 // from the sizes on where diff_dst streams from memory: level 0 prefetches
 // each input's new runs (interp_plan::prefetch_bytes0), and diff_src runs of
 // whole lines stream out of the registers (interp_store::nontemporal,
 // sum_taps_streamed in tap_sum16.hpp). Every dtype, NXC and NCX data with
 // channels-last strides, against the reference, with the bits of the cached
 // path and the same bits on 1 and 3 threads. test_size_threshold_shift()
-// makes the small cases here count as large.
+// makes the small cases here count as large. 2-D: the fused runs only for
+// runs shorter than fused_runs_max_run channels.
 #include <string>
 #include <vector>
 
@@ -112,6 +114,44 @@ TEST(TbbInterpolateAmdNxc, Runs1dStreamedGivesTheBitsOfCached) {
                 EXPECT_EQ(bits_of(got), bits_of(cached)) << threads << " threads";
                 expect_interp_close(got, run_interp(c, backend_kind::ref, dd), c.dt, c.name());
             });
+        }
+    }
+}
+
+// Channels-last 2-D: runs of fused_runs_max_run channels and more take the
+// levels, shorter ones the fused runs; both against the reference, in NXC
+// and NCX data with channels-last strides, every dtype, 1 and 3 threads.
+TEST(TbbInterpolateAmdNxc, LongRunsTakeTheLevels) {
+    if (!tbb_backend::has_avx512f()) GTEST_SKIP() << "needs AVX-512";
+    const int64_t longest_fused = tbb_backend::fused_runs_max_run - 16;
+    for (data_type dt : {f32, bf16, f16}) {
+        const std::string src = dt == f32 ? "f32" : "converted_in_registers";
+        for (bool nxc : {true, false}) {
+            for (int64_t c : {longest_fused, tbb_backend::fused_runs_max_run}) {
+                interp_case k;
+                k.dt = dt;
+                k.nxc = nxc;
+                k.channels_last_strides = !nxc;
+                k.src = nxc ? dims {1, 3, 4, c} : dims {1, c, 3, 4};
+                k.dst = nxc ? dims {1, 6, 8, c} : dims {1, c, 6, 8};
+                SCOPED_TRACE(k.name());
+                const bool fused = c < tbb_backend::fused_runs_max_run;
+                const std::string batch = fused || dt != f32 ? "batch=1" : "batch=4";
+                const std::vector<float> dd = full_mantissas(size_t(6 * 8 * c), 31);
+                std::vector<uint32_t> one;
+                for (int threads : {1, 3}) {
+                    with_default_threads(threads, [&] {
+                        EXPECT_EQ(compile_interp_case(k, backend_kind::tbb).get_kernel_path(),
+                                std::string("interpolate:") + (fused ? "channels_last_fused_runs_2d:"
+                                                                     : "channels_last_levels_2d:")
+                                        + src + ":" + batch + ":cached");
+                        const std::vector<float> got = run_interp(k, backend_kind::tbb, dd);
+                        expect_interp_close(got, run_interp(k, backend_kind::ref, dd), dt, k.name());
+                        if (threads == 1) one = bits_of(got);
+                        else EXPECT_EQ(bits_of(got), one);
+                    });
+                }
+            }
         }
     }
 }

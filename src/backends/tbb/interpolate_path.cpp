@@ -50,8 +50,13 @@ bool dense_slices(const interp_plan &p) {
 
 // Channels-last 2-D whose innermost level the fused pass takes over
 // contiguous slices: 16-bit goes through it too, converted in registers.
+// Not for long runs (fused_runs_max_run): the pass walks a chunk of
+// channels down the columns of four rows, a run apart, and from 1-2 KiB
+// apart those lines crowd a few L1 sets (4 KiB apart: one); the levels
+// sum the rows contiguously instead.
 bool fused_runs_2d(const interp_plan &p) {
-    return p.channels_last && p.nsp == 2 && dense_slices(p) && run_sum_gather_available(p.grouped[1], p.run);
+    return p.channels_last && p.nsp == 2 && dense_slices(p) && p.run < fused_runs_max_run
+            && run_sum_gather_available(p.grouped[1], p.run);
 }
 
 interp_source source_of(const interp_plan &p) {

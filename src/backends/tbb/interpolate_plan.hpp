@@ -168,6 +168,10 @@ constexpr int64_t column_prefetch_min_bytes = int64_t(64) << 10;
 // in the cache by its next reader.
 constexpr int64_t interp_nontemporal_min_bytes = int64_t(8) << 20;
 
+// Channels (a run) from which channels-last 2-D takes the levels rather
+// than the fused runs (interpolate_path.cpp fused_runs_2d).
+constexpr int64_t fused_runs_max_run = 512;
+
 // Level-0 prefetch distances (bench/NOTES.md).
 constexpr int64_t prefetch_ahead_bytes = int64_t(8) << 10;
 constexpr int64_t fused_runs_prefetch_bytes = int64_t(4) << 10;
