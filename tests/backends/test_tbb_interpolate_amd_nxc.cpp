@@ -156,5 +156,49 @@ TEST(TbbInterpolateAmdNxc, LongRunsTakeTheLevels) {
     }
 }
 
+// 16-bit channels-last levels: the last level narrowed in registers
+// (sum_taps16 from the f32 scratch), inputs of no tap_fold form through the
+// f32 row, and inputs repeating the previous one's taps copied; against the
+// reference, the same bits on 1 and 3 threads.
+TEST(TbbInterpolateAmdNxc, Levels16BitNarrowInRegisters) {
+    if (!tbb_backend::has_avx512f()) GTEST_SKIP() << "needs AVX-512";
+    struct form {
+        const char *mode, *coord;
+        dims src, dst;
+    };
+    const form forms[] = {{"nearest", "half_pixel", {3, 4}, {6, 8}},  // repeated inputs of axis 0
+            {"linear", "align_corners", {4, 5}, {7, 9}}, {"linear", "half_pixel", {6, 11}, {3, 2}}, // many taps
+            {"linear", "half_pixel", {5, 6}, {7, 13}}};
+    for (data_type dt : {bf16, f16}) {
+        for (bool nxc : {true, false}) {
+            for (const form &f : forms) {
+                const int64_t c = tbb_backend::fused_runs_max_run; // the levels, not the fused runs
+                interp_case k;
+                k.mode = f.mode;
+                k.coord = f.coord;
+                k.dt = dt;
+                k.nxc = nxc;
+                k.channels_last_strides = !nxc;
+                k.src = nxc ? dims {2, f.src[0], f.src[1], c} : dims {2, c, f.src[0], f.src[1]};
+                k.dst = nxc ? dims {2, f.dst[0], f.dst[1], c} : dims {2, c, f.dst[0], f.dst[1]};
+                SCOPED_TRACE(k.name());
+                const std::vector<float> dd = full_mantissas(size_t(2 * f.dst[0] * f.dst[1] * c), 37);
+                std::vector<uint32_t> one;
+                for (int threads : {1, 3}) {
+                    with_default_threads(threads, [&] {
+                        const std::string path = compile_interp_case(k, backend_kind::tbb).get_kernel_path();
+                        EXPECT_EQ(path.rfind("interpolate:channels_last_levels_2d:converted_in_registers:", 0), 0u)
+                                << path;
+                        const std::vector<float> got = run_interp(k, backend_kind::tbb, dd);
+                        expect_interp_close(got, run_interp(k, backend_kind::ref, dd), dt, k.name());
+                        if (threads == 1) one = bits_of(got);
+                        else EXPECT_EQ(bits_of(got), one);
+                    });
+                }
+            }
+        }
+    }
+}
+
 } // namespace
 } // namespace bpg::test

@@ -178,6 +178,15 @@ template <typename T> struct task {
             for (int64_t c = 1; c < copies; ++c)
                 for (int64_t i = 0; i < g.in; ++i)
                     std::memcpy(dst + c * copy_step + i * sp, dst + i * sp, size_t(p.run) * sizeof(float));
+        } else if (p.source == interp_source::converted_in_registers) { // narrowed in registers, then copied
+            for (int64_t i = 0; i < g.in; ++i) {
+                T *o = dst + i * sp;
+                if (!sum_taps16(a, i, rows_of<float> {src, p.run}, p.run, o)) {
+                    sum_taps(s.out.data(), p.run, taps_of(a, i, s.x.data(), [&](int64_t out) { return src + out * p.run; }));
+                    row_io<T>::store(s.out.data(), o, p.run);
+                }
+                for (int64_t c = 1; c < copies; ++c) std::memcpy(o + c * copy_step, o, size_t(p.run) * sizeof(T));
+            }
         } else if (sp == p.run) { // a contiguous row: summed whole, then one conversion per copy
             for (int64_t i = 0; i < g.in; ++i)
                 sum_taps(s.out.data() + i * p.run, p.run,

@@ -78,5 +78,11 @@ bool sum_taps16(const grouped_axis &a, int64_t i, const rows_of<bf16_t> &src, in
 bool sum_taps16(const grouped_axis &a, int64_t i, const rows_of<f16_t> &src, int64_t n, f16_t *out) {
     return sum16(a, i, src, n, out);
 }
+bool sum_taps16(const grouped_axis &a, int64_t i, const rows_of<float> &src, int64_t n, bf16_t *out) {
+    return sum16(a, i, src, n, out);
+}
+bool sum_taps16(const grouped_axis &a, int64_t i, const rows_of<float> &src, int64_t n, f16_t *out) {
+    return sum16(a, i, src, n, out);
+}
 
 } // namespace bpg::tbb_backend
