@@ -273,6 +273,9 @@ void choose_interp_path(interp_plan &p) {
     if (p.levels == interp_levels::channels_last_runs_1d
             && bytes_of(p, p.out) >= double(size_threshold(fused_runs_prefetch_min_bytes)))
         p.prefetch_bytes0 = prefetch_ahead_bytes;
+    if (upsampled_slices && p.source == interp_source::f32 && p.batch == interp_batch::one
+            && bytes_of(p, p.out) >= double(size_threshold(fused_runs_prefetch_min_bytes)))
+        p.level0_chunk_floats = level0_chunk_floats;
     if (p.nsp >= 3 && p.source == interp_source::f32
             && p.slice_floats[0] * int64_t(sizeof(float)) >= size_threshold(column_prefetch_min_bytes))
         p.column_prefetch_bytes = int64_t(2) << 10;

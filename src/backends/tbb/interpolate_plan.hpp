@@ -143,6 +143,11 @@ struct interp_plan {
     // (planar f32: row_sum_gather.hpp; fused runs: the rows new to each
     // input, run_sum_gather.hpp; 16-bit: as the rows are converted). 0: none.
     int64_t prefetch_bytes0 = 0;
+    // Channels-last 2-D f32 levels of upsampled slices, one input at a time,
+    // diff_dst streaming from memory: level 0 sums a slice this many floats
+    // at a time, prefetching the same columns of the next input's new rows
+    // before each chunk (a burst of them ahead held up the loads). 0: not.
+    int64_t level0_chunk_floats = 0;
     // _nd f32 level-0 slices of at least column_prefetch_min_bytes: the
     // column walk over a batch's slices prefetches each of them this far
     // ahead (tap_sum.hpp sum_rows). 0: none (small slices gain nothing).
@@ -175,6 +180,8 @@ constexpr int64_t fused_runs_max_run = 512;
 // Level-0 prefetch distances (bench/NOTES.md).
 constexpr int64_t prefetch_ahead_bytes = int64_t(8) << 10;
 constexpr int64_t fused_runs_prefetch_bytes = int64_t(4) << 10;
+// Floats a chunk of interp_plan::level0_chunk_floats.
+constexpr int64_t level0_chunk_floats = 512;
 // diff_dst from which the fused runs prefetch at all (below, it is in the cache).
 constexpr int64_t fused_runs_prefetch_min_bytes = int64_t(8) << 20;
 
