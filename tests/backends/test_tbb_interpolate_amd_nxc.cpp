@@ -8,7 +8,7 @@
 // path and the same bits on 1 and 3 threads. test_size_threshold_shift()
 // makes the small cases here count as large. 2-D: the fused runs only for
 // runs shorter than fused_runs_max_run channels; the 16-bit levels narrow
-// the last level in registers; f32 upsampled slices summed in chunks.
+// the last level in registers; upsampled slices summed in chunks.
 #include <string>
 #include <vector>
 
@@ -201,48 +201,53 @@ TEST(TbbInterpolateAmdNxc, Levels16BitNarrowInRegisters) {
     }
 }
 
-// f32 channels-last levels of upsampled slices, one input at a time: from
-// the size on, level 0 sums each slice in chunks with the next input's rows
-// prefetched (interp_plan::level0_chunk_floats); the bits of the unchunked
-// sum, the reference result, the same bits on 1 and 3 threads.
+// Channels-last levels of upsampled slices, one input at a time (f32, and
+// 16-bit read in registers): from the size on, level 0 sums each slice in
+// chunks with the next input's rows prefetched
+// (interp_plan::level0_chunk_floats); the bits of the unchunked sum, the
+// reference result, the same bits on 1 and 3 threads.
 TEST(TbbInterpolateAmdNxc, UpsampledSlicesSummedInChunks) {
     struct form {
         const char *coord;
         dims src, dst;
         int64_t c;
     };
-    const form forms[] = {{"half_pixel", {6, 10}, {9, 16}, 48}, {"align_corners", {5, 9}, {9, 17}, 40}, // 2-3 chunks
+    const form forms[] = {{"half_pixel", {6, 10}, {9, 16}, 48}, {"align_corners", {5, 9}, {9, 17}, 32}, // 2-3 chunks
             {"half_pixel", {3, 7}, {8, 11}, 3}};
-    for (bool nxc : {true, false}) {
-        for (const form &f : forms) {
-            interp_case k;
-            k.coord = f.coord;
-            k.nxc = nxc;
-            k.channels_last_strides = !nxc;
-            k.src = nxc ? dims {2, f.src[0], f.src[1], f.c} : dims {2, f.c, f.src[0], f.src[1]};
-            k.dst = nxc ? dims {2, f.dst[0], f.dst[1], f.c} : dims {2, f.c, f.dst[0], f.dst[1]};
-            SCOPED_TRACE(k.name());
-            const std::vector<float> dd = full_mantissas(size_t(2 * f.dst[0] * f.dst[1] * f.c), 41);
-            const std::vector<float> whole = run_interp(k, backend_kind::tbb, dd);
-            const core::interpolate_bwd_problem p = make_interp_problem(core::interp_mode::linear,
-                    kernels::coord_mode::half_pixel, kernels::nearest_rounding::round_prefer_ceil, layout::nxc,
-                    {2, f.src[0], f.src[1], f.c}, {2, f.dst[0], f.dst[1], f.c});
-            tbb_backend::interp_plan small;
-            ASSERT_EQ(tbb_backend::make_interp_plan(p, small), "");
-            EXPECT_EQ(small.level0_chunk_floats, 0);
-            const lowered_thresholds large;
-            tbb_backend::interp_plan big;
-            ASSERT_EQ(tbb_backend::make_interp_plan(p, big), "");
-            EXPECT_EQ(big.levels, tbb_backend::interp_levels::channels_last_levels_2d);
-            EXPECT_EQ(big.level0_chunk_floats, tbb_backend::level0_chunk_floats);
-            for (int threads : {1, 3}) {
-                with_default_threads(threads, [&] {
-                    EXPECT_EQ(compile_interp_case(k, backend_kind::tbb).get_kernel_path(),
-                            "interpolate:channels_last_levels_2d:f32:batch=1:cached");
-                    const std::vector<float> got = run_interp(k, backend_kind::tbb, dd);
-                    EXPECT_EQ(bits_of(got), bits_of(whole)) << threads << " threads";
-                    expect_interp_close(got, run_interp(k, backend_kind::ref, dd), f32, k.name());
-                });
+    for (data_type dt : {f32, bf16, f16}) {
+        for (bool nxc : {true, false}) {
+            for (const form &f : forms) {
+                if (dt != f32 && (f.c % 16 != 0 || !tbb_backend::has_avx512f())) continue; // (the ring: no chunks)
+                interp_case k;
+                k.coord = f.coord;
+                k.dt = dt;
+                k.nxc = nxc;
+                k.channels_last_strides = !nxc;
+                k.src = nxc ? dims {2, f.src[0], f.src[1], f.c} : dims {2, f.c, f.src[0], f.src[1]};
+                k.dst = nxc ? dims {2, f.dst[0], f.dst[1], f.c} : dims {2, f.c, f.dst[0], f.dst[1]};
+                SCOPED_TRACE(k.name());
+                const std::vector<float> dd = full_mantissas(size_t(2 * f.dst[0] * f.dst[1] * f.c), 41);
+                const std::vector<float> whole = run_interp(k, backend_kind::tbb, dd);
+                const core::interpolate_bwd_problem p = make_interp_problem(core::interp_mode::linear,
+                        kernels::coord_mode::half_pixel, kernels::nearest_rounding::round_prefer_ceil, layout::nxc,
+                        {2, f.src[0], f.src[1], f.c}, {2, f.dst[0], f.dst[1], f.c}, dt);
+                tbb_backend::interp_plan small;
+                ASSERT_EQ(tbb_backend::make_interp_plan(p, small), "");
+                EXPECT_EQ(small.level0_chunk_floats, 0);
+                const lowered_thresholds large;
+                tbb_backend::interp_plan big;
+                ASSERT_EQ(tbb_backend::make_interp_plan(p, big), "");
+                EXPECT_EQ(big.levels, tbb_backend::interp_levels::channels_last_levels_2d);
+                EXPECT_EQ(big.level0_chunk_floats, tbb_backend::level0_chunk_floats);
+                for (int threads : {1, 3}) {
+                    with_default_threads(threads, [&] {
+                        EXPECT_EQ(compile_interp_case(k, backend_kind::tbb).get_kernel_path(),
+                                "interpolate:channels_last_levels_2d:" + source_of(dt) + ":batch=1:cached");
+                        const std::vector<float> got = run_interp(k, backend_kind::tbb, dd);
+                        EXPECT_EQ(bits_of(got), bits_of(whole)) << threads << " threads";
+                        expect_interp_close(got, run_interp(k, backend_kind::ref, dd), dt, k.name());
+                    });
+                }
             }
         }
     }

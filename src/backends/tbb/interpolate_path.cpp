@@ -273,7 +273,9 @@ void choose_interp_path(interp_plan &p) {
     if (p.levels == interp_levels::channels_last_runs_1d
             && bytes_of(p, p.out) >= double(size_threshold(fused_runs_prefetch_min_bytes)))
         p.prefetch_bytes0 = prefetch_ahead_bytes;
-    if (upsampled_slices && p.source == interp_source::f32 && p.batch == interp_batch::one
+    // Upsampled slices, one input at a time: the prefetch spread over the sum.
+    const bool summed_in_chunks = p.source == interp_source::f32 || p.source == interp_source::converted_in_registers;
+    if (upsampled_slices && p.batch == interp_batch::one && summed_in_chunks
             && bytes_of(p, p.out) >= double(size_threshold(fused_runs_prefetch_min_bytes)))
         p.level0_chunk_floats = level0_chunk_floats;
     if (p.nsp >= 3 && p.source == interp_source::f32

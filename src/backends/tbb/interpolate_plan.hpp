@@ -143,7 +143,8 @@ struct interp_plan {
     // (planar f32: row_sum_gather.hpp; fused runs: the rows new to each
     // input, run_sum_gather.hpp; 16-bit: as the rows are converted). 0: none.
     int64_t prefetch_bytes0 = 0;
-    // Channels-last 2-D f32 levels of upsampled slices, one input at a time,
+    // Channels-last 2-D levels of upsampled slices, one input at a time
+    // (f32 in place, or 16-bit converted_in_registers),
     // diff_dst streaming from memory: level 0 sums a slice this many floats
     // at a time, prefetching the same columns of the next input's new rows
     // before each chunk (a burst of them ahead held up the loads). 0: not.
