@@ -50,8 +50,13 @@ bool dense_slices(const interp_plan &p) {
 
 // Channels-last 2-D whose innermost level the fused pass takes over
 // contiguous slices: 16-bit goes through it too, converted in registers.
+// Not for long runs (fused_runs_max_run): the pass walks a chunk of
+// channels down the columns of four rows, a run apart, and from 1-2 KiB
+// apart those lines crowd a few L1 sets (4 KiB apart: one); the levels
+// sum the rows contiguously instead.
 bool fused_runs_2d(const interp_plan &p) {
-    return p.channels_last && p.nsp == 2 && dense_slices(p) && run_sum_gather_available(p.grouped[1], p.run);
+    return p.channels_last && p.nsp == 2 && dense_slices(p) && p.run < fused_runs_max_run
+            && run_sum_gather_available(p.grouped[1], p.run);
 }
 
 interp_source source_of(const interp_plan &p) {
@@ -153,8 +158,14 @@ double bytes_of(const interp_plan &p, const std::array<int64_t, 4> &spatial) {
 }
 
 interp_store store_of(const interp_plan &p) {
-    if (p.nsp == 1 || bytes_of(p, p.in) < double(size_threshold(interp_nontemporal_min_bytes)))
-        return interp_store::cached;
+    if (bytes_of(p, p.in) < double(size_threshold(interp_nontemporal_min_bytes))) return interp_store::cached;
+    // Channels-last 1-D, diff_src's runs one after another in whole lines:
+    // each input's sum streams from the registers (any dtype, tap_sum16.hpp).
+    if (p.levels == interp_levels::channels_last_runs_1d) {
+        const bool lines = p.ds_sp[0] == p.run && p.run * int64_t(size_of(p.dt)) % 64 == 0;
+        return has_avx512f() && lines ? interp_store::nontemporal : interp_store::cached;
+    }
+    if (p.nsp == 1) return interp_store::cached;
     int64_t ds_plane = 1, dd_plane = 1;
     for (int k = 0; k < p.nsp; ++k) {
         ds_plane *= p.in[size_t(k)];
@@ -279,6 +290,16 @@ void choose_interp_path(interp_plan &p) {
     if (p.nsp >= 3 && !p.channels_last && p.source == interp_source::converted_ring
             && bytes_of(p, p.out) >= double(size_threshold(ring_prefetch_min_bytes)))
         p.prefetch_bytes0 = ring_prefetch_bytes;
+    // Channels-last 1-D runs streaming from memory: the hardware prefetchers
+    // alone left each input waiting on its two new runs.
+    if (p.levels == interp_levels::channels_last_runs_1d
+            && bytes_of(p, p.out) >= double(size_threshold(fused_runs_prefetch_min_bytes)))
+        p.prefetch_bytes0 = prefetch_ahead_bytes;
+    // Upsampled slices, one input at a time: the prefetch spread over the sum.
+    const bool summed_in_chunks = p.source == interp_source::f32 || p.source == interp_source::converted_in_registers;
+    if (upsampled_slices && p.batch == interp_batch::one && summed_in_chunks
+            && bytes_of(p, p.out) >= double(size_threshold(fused_runs_prefetch_min_bytes)))
+        p.level0_chunk_floats = level0_chunk_floats;
     if (p.nsp >= 3 && p.source == interp_source::f32
             && p.slice_floats[0] * int64_t(sizeof(float)) >= size_threshold(column_prefetch_min_bytes))
         p.column_prefetch_bytes = int64_t(2) << 10;
@@ -286,7 +307,8 @@ void choose_interp_path(interp_plan &p) {
     p.next_group_prefetch = p.levels == interp_levels::planar_small_planes_2d
             && largest_plane >= small_planes_prefetch_min_bytes;
     p.store = store_of(p);
-    p.bf16_vcvtne = small_planes(p) && p.dt == data_type::bf16 && has_avx512_bf16();
+    const bool streamed_runs = p.levels == interp_levels::channels_last_runs_1d && p.store == interp_store::nontemporal;
+    p.bf16_vcvtne = (small_planes(p) || streamed_runs) && p.dt == data_type::bf16 && has_avx512_bf16();
     p.one_task = tasks_at_once() == 1 || bytes_of(p, p.out) < double(size_threshold(interp_one_task_max_bytes));
     p.scratch_bytes = interp_scratch_bytes(p);
     p.scratch_on_stack = p.one_task && p.scratch_bytes <= interp_stack_scratch_bytes;

@@ -128,7 +128,8 @@ struct interp_plan {
     interp_source source = interp_source::f32;
     interp_batch batch = interp_batch::none;
     interp_store store = interp_store::cached;
-    // Small planes, bf16, on a CPU with AVX512_BF16: diff_src narrowed by
+    // Small planes and the streamed channels-last 1-D runs (interp_store::
+    // nontemporal), bf16, on a CPU with AVX512_BF16: diff_src narrowed by
     // vcvtneps2bf16 (convert16::bf16_vcvtne_t), the same bits as the integer
     // rounding in fewer instructions.
     bool bf16_vcvtne = false;
@@ -145,6 +146,12 @@ struct interp_plan {
     // 3-D and up: the 16-bit ring's slices, as converted (path
     // ":ring_prefetch"). 0: none.
     int64_t prefetch_bytes0 = 0;
+    // Channels-last 2-D levels of upsampled slices, one input at a time
+    // (f32 in place, or 16-bit converted_in_registers),
+    // diff_dst streaming from memory: level 0 sums a slice this many floats
+    // at a time, prefetching the same columns of the next input's new rows
+    // before each chunk (a burst of them ahead held up the loads). 0: not.
+    int64_t level0_chunk_floats = 0;
     // _nd f32 level-0 slices of at least column_prefetch_min_bytes: the
     // column walk over a batch's slices prefetches each of them this far
     // ahead (tap_sum.hpp sum_rows). 0: none (small slices gain nothing).
@@ -178,9 +185,15 @@ constexpr int64_t small_planes_prefetch_min_bytes = 1024;
 // in the cache by its next reader.
 constexpr int64_t interp_nontemporal_min_bytes = int64_t(8) << 20;
 
+// Channels (a run) from which channels-last 2-D takes the levels rather
+// than the fused runs (interpolate_path.cpp fused_runs_2d).
+constexpr int64_t fused_runs_max_run = 512;
+
 // Level-0 prefetch distances (bench/NOTES.md).
 constexpr int64_t prefetch_ahead_bytes = int64_t(8) << 10;
 constexpr int64_t fused_runs_prefetch_bytes = int64_t(4) << 10;
+// Floats a chunk of interp_plan::level0_chunk_floats.
+constexpr int64_t level0_chunk_floats = 512;
 // diff_dst from which the fused runs prefetch at all (below, it is in the cache).
 constexpr int64_t fused_runs_prefetch_min_bytes = int64_t(8) << 20;
 // Planar 2-D 16-bit, other row gathers: where a plane's f32 rows of diff_dst

@@ -16,6 +16,7 @@
 #include "backends/tbb/narrow_stream.hpp"
 #include "backends/tbb/nontemporal.hpp"
 #include "backends/tbb/parallel.hpp"
+#include "backends/tbb/prefetch.hpp"
 #include "backends/tbb/row_gather_stride2.hpp"
 #include "backends/tbb/row_sum_gather.hpp"
 #include "backends/tbb/run_sum_gather.hpp"
@@ -177,6 +178,15 @@ template <typename T> struct task {
             for (int64_t c = 1; c < copies; ++c)
                 for (int64_t i = 0; i < g.in; ++i)
                     std::memcpy(dst + c * copy_step + i * sp, dst + i * sp, size_t(p.run) * sizeof(float));
+        } else if (p.source == interp_source::converted_in_registers) { // narrowed in registers, then copied
+            for (int64_t i = 0; i < g.in; ++i) {
+                T *o = dst + i * sp;
+                if (!sum_taps16(a, i, rows_of<float> {src, p.run}, p.run, o)) {
+                    sum_taps(s.out.data(), p.run, taps_of(a, i, s.x.data(), [&](int64_t out) { return src + out * p.run; }));
+                    row_io<T>::store(s.out.data(), o, p.run);
+                }
+                for (int64_t c = 1; c < copies; ++c) std::memcpy(o + c * copy_step, o, size_t(p.run) * sizeof(T));
+            }
         } else if (sp == p.run) { // a contiguous row: summed whole, then one conversion per copy
             for (int64_t i = 0; i < g.in; ++i)
                 sum_taps(s.out.data() + i * p.run, p.run,
@@ -400,6 +410,39 @@ template <typename T> struct task {
         }
     }
 
+    // Input i's slice summed p.level0_chunk_floats at a time, each chunk
+    // after the prefetch of the same columns of the rows new to input i + 1
+    // (the plan: spread over the sum, not a burst). Elementwise: the same bits.
+    BPG_ALWAYS_INLINE void sum_slice_chunked(int64_t i, const row_source &src, int64_t n) {
+        const kernels::axis_gather &g = p.axes[0];
+        const int64_t r0 = g.end_output(i, i + 1), r1 = i + 1 < g.in ? g.end_output(i + 1, i + 2) : r0;
+        for (int64_t j = 0; j < n; j += p.level0_chunk_floats) {
+            const int64_t m = std::min(p.level0_chunk_floats, n - j);
+            for (int64_t r = r0; r < r1; ++r)
+                prefetch_l2_lines(reinterpret_cast<uintptr_t>(src.row(r) + j), reinterpret_cast<uintptr_t>(src.row(r) + j + m));
+            sum_rows(p.grouped[0], i, 1, s.x.data(), {src.base + j, src.stride, src.first}, m, s.acc[0].data() + j, n);
+        }
+    }
+
+    // The same over 16-bit rows read in registers (sum_taps16; false, nothing
+    // written, where input i has no tap_fold form).
+    BPG_ALWAYS_INLINE bool sum_slice16_chunked(int64_t i, int64_t n, float *acc) {
+        if constexpr (!std::is_same_v<T, float>) {
+            if (!run_sum_gather_takes(p.grouped[0], i)) return false;
+            const kernels::axis_gather &g = p.axes[0];
+            const int64_t r0 = g.end_output(i, i + 1), r1 = i + 1 < g.in ? g.end_output(i + 1, i + 2) : r0;
+            for (int64_t j = 0; j < n; j += p.level0_chunk_floats) {
+                const int64_t m = std::min(p.level0_chunk_floats, n - j);
+                for (int64_t r = r0; r < r1; ++r)
+                    prefetch_l2_lines(reinterpret_cast<uintptr_t>(dd + r * p.dd_sp[0] + j),
+                            reinterpret_cast<uintptr_t>(dd + r * p.dd_sp[0] + j + m));
+                sum_taps16(p.grouped[0], i, rows_of<T> {dd + j, p.dd_sp[0]}, m, acc + j);
+            }
+            return true;
+        }
+        return false;
+    }
+
     // interp_source::f32 (channels-last 2-D and up, planar 3-D and up): the
     // contiguous slices of p.level0_batch inputs summed at once.
     BPG_ALWAYS_INLINE void slices_in_place(int64_t ia, int64_t ib) {
@@ -412,7 +455,9 @@ template <typename T> struct task {
                     && fused_runs(a, i, src, ds + i * p.ds_sp[0], p.prefetch_bytes0))
                 continue;
             if (p.prefetch_bytes0 > 0) prefetch_rows_ahead(a, src, n, i, i1, p.prefetch_bytes0);
-            sum_rows(a, i, i1 - i, s.x.data(), src, n, s.acc[0].data(), n, p.column_prefetch_bytes);
+            if (p.level0_chunk_floats > 0 && i1 - i == 1) sum_slice_chunked(i, src, n);
+            else
+                sum_rows(a, i, i1 - i, s.x.data(), src, n, s.acc[0].data(), n, p.column_prefetch_bytes);
             if (i1 - i == 1 && channels_last_2d(p)) { // inputs repeating input i's taps take its result
                 const int64_t copies = repeats_from(i, ib);
                 final_level(s.acc[0].data(), ds + i * p.ds_sp[0], copies, p.ds_sp[0]);
@@ -443,8 +488,12 @@ template <typename T> struct task {
                 // Widened in registers where the plan says so and i has a
                 // tap_fold form; else a 16-bit slice shared with the
                 // previous input stays in its ring slot, converted once.
+                if (p.source == interp_source::converted_in_registers && p.prefetch_bytes0 > 0)
+                    prefetch_rows_ahead(a, reinterpret_cast<const char *>(dd), p.dd_sp[0] * int64_t(sizeof(T)),
+                            n * int64_t(sizeof(T)), i, i + 1, p.prefetch_bytes0);
                 if (p.source != interp_source::converted_in_registers
-                        || !sum_taps16(a, i, rows_of<T> {dd, p.dd_sp[0]}, n, acc))
+                        || !(p.level0_chunk_floats > 0 ? sum_slice16_chunked(i, n, acc)
+                                                        : sum_taps16(a, i, rows_of<T> {dd, p.dd_sp[0]}, n, acc)))
                     sum_taps(acc, n, taps_of(a, i, s.x.data(), [&](int64_t o) { return slice0(o); }));
             }
             copies = repeats_from(i, ib);
@@ -454,22 +503,40 @@ template <typename T> struct task {
     }
 
     // Channels-last, one axis: level 0 is the last level and reads diff_dst
-    // itself (16-bit runs converted once into ring slots).
+    // itself (16-bit runs converted once into ring slots). Non-temporal:
+    // the inputs of a tap_fold form stream out of the registers, one store
+    // fence for the task; the others are stored cached.
     BPG_ALWAYS_INLINE void runs_1d(int64_t ia, int64_t ib) {
-        float *o = s.out.data();
+        const rows_of<T> runs {dd, p.dd_sp[0]};
+        const bool nontemporal = p.store == interp_store::nontemporal;
+        uintptr_t fetched = 0; // the end of what was prefetched: runs are read in rising order
         for (int64_t i = ia; i < ib; ++i) {
+            T *out = ds + i * p.ds_sp[0];
+            if (const int64_t end = p.axes[0].end_output(i, i + 1); p.prefetch_bytes0 > 0 && end > 0) {
+                const uintptr_t ahead = uintptr_t(p.prefetch_bytes0);
+                const uintptr_t from = reinterpret_cast<uintptr_t>(runs.row(p.axes[0].first_output(i, i + 1))) + ahead;
+                const uintptr_t to = reinterpret_cast<uintptr_t>(runs.row(end - 1) + p.run) + ahead;
+                prefetch_l2_lines(std::max(from, fetched), to);
+                fetched = std::max(fetched, to);
+            }
+            if (nontemporal && streams_to(out) && sum_taps_streamed(p.grouped[0], i, runs, p.run, out, p.bf16_vcvtne))
+                continue;
             if constexpr (!std::is_same_v<T, float>) // diff_src straight from the registers
-                if (p.source == interp_source::converted_in_registers
-                        && sum_taps16(p.grouped[0], i, rows_of<T> {dd, p.dd_sp[0]}, p.run, ds + i * p.ds_sp[0]))
+                if (p.source == interp_source::converted_in_registers && sum_taps16(p.grouped[0], i, runs, p.run, out))
                     continue;
-            const tap_run r = taps_of(p.grouped[0], i, s.x.data(), [&](int64_t out) -> const float * {
-                const T *run = dd + out * p.dd_sp[0];
+            const tap_run r = taps_of(p.grouped[0], i, s.x.data(), [&](int64_t oi) -> const float * {
+                const T *run = runs.row(oi);
                 if constexpr (std::is_same_v<T, float>) return run;
-                else return s.ring.get(out, [&](float *slot) { row_io<T>::load(run, slot, p.run); });
+                else return s.ring.get(oi, [&](float *slot) { row_io<T>::load(run, slot, p.run); });
             });
-            sum_taps(o, p.run, r);
-            row_io<T>::store(o, ds + i * p.ds_sp[0], p.run);
+            if constexpr (std::is_same_v<T, float>) {
+                sum_taps(out, p.run, r); // the runs are diff_dst: they never overlap diff_src
+            } else {
+                sum_taps(s.out.data(), p.run, r);
+                row_io<T>::store(s.out.data(), out, p.run);
+            }
         }
+        if (nontemporal) store_fence();
     }
 
     // Planar, one axis: the whole row of diff_dst, as f32 (converted once),

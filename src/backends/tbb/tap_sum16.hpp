@@ -20,5 +20,24 @@ bool sum_taps16(const grouped_axis &a, int64_t i, const rows_of<bf16_t> &src, in
 bool sum_taps16(const grouped_axis &a, int64_t i, const rows_of<f16_t> &src, int64_t n, float *out);
 bool sum_taps16(const grouped_axis &a, int64_t i, const rows_of<bf16_t> &src, int64_t n, bf16_t *out);
 bool sum_taps16(const grouped_axis &a, int64_t i, const rows_of<f16_t> &src, int64_t n, f16_t *out);
+// f32 rows (a level's scratch) into 16-bit diff_src, narrowed as stored:
+// the last level of channels-last converted_in_registers, without a row of
+// f32 sums converted apart.
+bool sum_taps16(const grouped_axis &a, int64_t i, const rows_of<float> &src, int64_t n, bf16_t *out);
+bool sum_taps16(const grouped_axis &a, int64_t i, const rows_of<float> &src, int64_t n, f16_t *out);
+
+// The same (channels-last 1-D: diff_dst into diff_src) with non-temporal
+// stores straight from the registers, in whole lines: out 64-byte aligned,
+// n * sizeof(element) a multiple of 64. No store fence:
+// the caller fences once after its last input (a fence an input of a short
+// run held up the loop; store_fence(), narrow_stream.hpp).
+// vcvtne (bf16 only; the plan's bf16_vcvtne): narrowed by vcvtneps2bf16,
+// the same bits (convert_lanes.hpp narrow_bf16_hw).
+bool sum_taps_streamed(const grouped_axis &a, int64_t i, const rows_of<float> &src, int64_t n, float *out,
+        bool vcvtne = false);
+bool sum_taps_streamed(const grouped_axis &a, int64_t i, const rows_of<bf16_t> &src, int64_t n, bf16_t *out,
+        bool vcvtne = false);
+bool sum_taps_streamed(const grouped_axis &a, int64_t i, const rows_of<f16_t> &src, int64_t n, f16_t *out,
+        bool vcvtne = false);
 
 } // namespace bpg::tbb_backend

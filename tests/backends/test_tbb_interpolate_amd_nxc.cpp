@@ -1,0 +1,257 @@
+// Channels-last InterpolateBackprop choices made for AMD Zen 4 (and sound on
+// other CPUs). 1-D (interp_levels::channels_last_runs_1d)
+// from the sizes on where diff_dst streams from memory: level 0 prefetches
+// each input's new runs (interp_plan::prefetch_bytes0), and diff_src runs of
+// whole lines stream out of the registers (interp_store::nontemporal,
+// sum_taps_streamed in tap_sum16.hpp). Every dtype, NXC and NCX data with
+// channels-last strides, against the reference, with the bits of the cached
+// path and the same bits on 1 and 3 threads. test_size_threshold_shift()
+// makes the small cases here count as large. 2-D: the fused runs only for
+// runs shorter than fused_runs_max_run channels; the 16-bit levels narrow
+// the last level in registers; upsampled slices summed in chunks.
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "backends/tbb/cpu.hpp"
+#include "backends/tbb/interpolate_plan.hpp"
+#include "backends/tbb/size_thresholds.hpp"
+#include "support/default_threads.hpp"
+#include "support/interp_case.hpp"
+#include "support/problem_builders.hpp"
+
+namespace bpg::test {
+namespace {
+
+const data_type f32 = data_type::f32, bf16 = data_type::bf16, f16 = data_type::f16;
+
+struct lowered_thresholds {
+    lowered_thresholds() { tbb_backend::test_size_threshold_shift() = 16; }
+    ~lowered_thresholds() { tbb_backend::test_size_threshold_shift() = 0; }
+};
+
+// n images of c channels, 1-D, NXC (or NCX with channels-last strides).
+interp_case runs_case(data_type dt, bool nxc, int64_t c, int64_t src, int64_t dst, const char *mode = "linear",
+        const char *coord = "half_pixel") {
+    interp_case k;
+    k.mode = mode;
+    k.coord = coord;
+    k.dt = dt;
+    k.nxc = nxc;
+    k.channels_last_strides = !nxc;
+    k.src = nxc ? dims {2, src, c} : dims {2, c, src};
+    k.dst = nxc ? dims {2, dst, c} : dims {2, c, dst};
+    return k;
+}
+
+tbb_backend::interp_plan plan_of(data_type dt, int64_t c, int64_t src, int64_t dst) {
+    const core::interpolate_bwd_problem p = make_interp_problem(core::interp_mode::linear,
+            kernels::coord_mode::half_pixel, kernels::nearest_rounding::round_prefer_ceil, layout::nxc,
+            {2, src, c}, {2, dst, c}, dt);
+    tbb_backend::interp_plan plan;
+    EXPECT_EQ(tbb_backend::make_interp_plan(p, plan), "");
+    return plan;
+}
+
+std::string source_of(data_type dt) {
+    return dt == f32 ? "f32" : tbb_backend::has_avx512f() ? "converted_in_registers" : "converted_ring";
+}
+
+// bf16 streamed runs narrowed by vcvtneps2bf16 where the CPU has it.
+std::string vcvtne(data_type dt) {
+    return dt == bf16 && tbb_backend::has_avx512_bf16() ? ":bf16_vcvtne" : "";
+}
+
+TEST(TbbInterpolateAmdNxc, Runs1dPrefetchAndStoreFromASize) {
+    for (data_type dt : {f32, bf16, f16}) {
+        SCOPED_TRACE(int(dt));
+        const tbb_backend::interp_plan small = plan_of(dt, 32, 40, 80);
+        EXPECT_EQ(small.levels, tbb_backend::interp_levels::channels_last_runs_1d);
+        EXPECT_EQ(small.prefetch_bytes0, 0);
+        EXPECT_EQ(small.store, tbb_backend::interp_store::cached);
+        const lowered_thresholds large;
+        const tbb_backend::interp_plan big = plan_of(dt, 32, 40, 80);
+        EXPECT_EQ(big.prefetch_bytes0, tbb_backend::prefetch_ahead_bytes);
+        EXPECT_EQ(big.store, tbb_backend::has_avx512f() ? tbb_backend::interp_store::nontemporal
+                                                         : tbb_backend::interp_store::cached);
+        EXPECT_EQ(big.bf16_vcvtne, dt == bf16 && tbb_backend::has_avx512_bf16());
+        EXPECT_FALSE(small.bf16_vcvtne);
+        // Runs of part of a line stay cached (they would stream in pieces).
+        EXPECT_EQ(plan_of(dt, dt == f32 ? 8 : 16, 40, 80).store, tbb_backend::interp_store::cached);
+    }
+}
+
+// The streamed path against the reference, with the bits of the cached path
+// (default thresholds) and of 3 threads.
+TEST(TbbInterpolateAmdNxc, Runs1dStreamedGivesTheBitsOfCached) {
+    if (!tbb_backend::has_avx512f()) GTEST_SKIP() << "needs AVX-512";
+    std::vector<interp_case> cases;
+    for (data_type dt : {f32, bf16, f16}) {
+        const int64_t line = dt == f32 ? 16 : 32; // elements of one 64-byte line
+        for (bool nxc : {true, false}) {
+            cases.push_back(runs_case(dt, nxc, line, 40, 80));                          // 2x linear
+            cases.push_back(runs_case(dt, nxc, 3 * line, 9, 17));                       // other scale
+            cases.push_back(runs_case(dt, nxc, line, 17, 9, "nearest"));                // downsampling
+            cases.push_back(runs_case(dt, nxc, 2 * line, 7, 12, "linear", "align_corners"));
+            cases.push_back(runs_case(dt, nxc, line, 5, 40));                           // many taps
+        }
+    }
+    for (const interp_case &c : cases) {
+        SCOPED_TRACE(c.name());
+        // Full mantissas, some scaled into f32 denormals (vcvtneps2bf16
+        // reads those as zero: the vector takes the integer rounding).
+        std::vector<float> dd = full_mantissas(size_t(c.dst[0] * c.dst[1] * c.dst[2]), 29);
+        for (size_t k = 0; k < dd.size(); k += 97) dd[k] *= 0x1p-130f;
+        const std::vector<float> cached = run_interp(c, backend_kind::tbb, dd);
+        EXPECT_EQ(compile_interp_case(c, backend_kind::tbb).get_kernel_path(),
+                "interpolate:channels_last_runs_1d:" + source_of(c.dt) + ":cached");
+        const lowered_thresholds large;
+        for (int threads : {1, 3}) {
+            with_default_threads(threads, [&] {
+                EXPECT_EQ(compile_interp_case(c, backend_kind::tbb).get_kernel_path(),
+                        "interpolate:channels_last_runs_1d:" + source_of(c.dt) + ":nontemporal" + vcvtne(c.dt));
+                const std::vector<float> got = run_interp(c, backend_kind::tbb, dd);
+                EXPECT_EQ(bits_of(got), bits_of(cached)) << threads << " threads";
+                expect_interp_close(got, run_interp(c, backend_kind::ref, dd), c.dt, c.name());
+            });
+        }
+    }
+}
+
+// Channels-last 2-D: runs of fused_runs_max_run channels and more take the
+// levels, shorter ones the fused runs; both against the reference, in NXC
+// and NCX data with channels-last strides, every dtype, 1 and 3 threads.
+TEST(TbbInterpolateAmdNxc, LongRunsTakeTheLevels) {
+    if (!tbb_backend::has_avx512f()) GTEST_SKIP() << "needs AVX-512";
+    const int64_t longest_fused = tbb_backend::fused_runs_max_run - 16;
+    for (data_type dt : {f32, bf16, f16}) {
+        const std::string src = dt == f32 ? "f32" : "converted_in_registers";
+        for (bool nxc : {true, false}) {
+            for (int64_t c : {longest_fused, tbb_backend::fused_runs_max_run}) {
+                interp_case k;
+                k.dt = dt;
+                k.nxc = nxc;
+                k.channels_last_strides = !nxc;
+                k.src = nxc ? dims {1, 3, 4, c} : dims {1, c, 3, 4};
+                k.dst = nxc ? dims {1, 6, 8, c} : dims {1, c, 6, 8};
+                SCOPED_TRACE(k.name());
+                const bool fused = c < tbb_backend::fused_runs_max_run;
+                const std::string batch = fused || dt != f32 ? "batch=1" : "batch=4";
+                const std::vector<float> dd = full_mantissas(size_t(6 * 8 * c), 31);
+                std::vector<uint32_t> one;
+                for (int threads : {1, 3}) {
+                    with_default_threads(threads, [&] {
+                        EXPECT_EQ(compile_interp_case(k, backend_kind::tbb).get_kernel_path(),
+                                std::string("interpolate:") + (fused ? "channels_last_fused_runs_2d:"
+                                                                     : "channels_last_levels_2d:")
+                                        + src + ":" + batch + ":cached");
+                        const std::vector<float> got = run_interp(k, backend_kind::tbb, dd);
+                        expect_interp_close(got, run_interp(k, backend_kind::ref, dd), dt, k.name());
+                        if (threads == 1) one = bits_of(got);
+                        else EXPECT_EQ(bits_of(got), one);
+                    });
+                }
+            }
+        }
+    }
+}
+
+// 16-bit channels-last levels: the last level narrowed in registers
+// (sum_taps16 from the f32 scratch), inputs of no tap_fold form through the
+// f32 row, and inputs repeating the previous one's taps copied; against the
+// reference, the same bits on 1 and 3 threads.
+TEST(TbbInterpolateAmdNxc, Levels16BitNarrowInRegisters) {
+    if (!tbb_backend::has_avx512f()) GTEST_SKIP() << "needs AVX-512";
+    struct form {
+        const char *mode, *coord;
+        dims src, dst;
+    };
+    const form forms[] = {{"nearest", "half_pixel", {3, 4}, {6, 8}},  // repeated inputs of axis 0
+            {"linear", "align_corners", {4, 5}, {7, 9}}, {"linear", "half_pixel", {6, 11}, {3, 2}}, // many taps
+            {"linear", "half_pixel", {5, 6}, {7, 13}}};
+    for (data_type dt : {bf16, f16}) {
+        for (bool nxc : {true, false}) {
+            for (const form &f : forms) {
+                const int64_t c = tbb_backend::fused_runs_max_run; // the levels, not the fused runs
+                interp_case k;
+                k.mode = f.mode;
+                k.coord = f.coord;
+                k.dt = dt;
+                k.nxc = nxc;
+                k.channels_last_strides = !nxc;
+                k.src = nxc ? dims {2, f.src[0], f.src[1], c} : dims {2, c, f.src[0], f.src[1]};
+                k.dst = nxc ? dims {2, f.dst[0], f.dst[1], c} : dims {2, c, f.dst[0], f.dst[1]};
+                SCOPED_TRACE(k.name());
+                const std::vector<float> dd = full_mantissas(size_t(2 * f.dst[0] * f.dst[1] * c), 37);
+                std::vector<uint32_t> one;
+                for (int threads : {1, 3}) {
+                    with_default_threads(threads, [&] {
+                        const std::string path = compile_interp_case(k, backend_kind::tbb).get_kernel_path();
+                        EXPECT_EQ(path.rfind("interpolate:channels_last_levels_2d:converted_in_registers:", 0), 0u)
+                                << path;
+                        const std::vector<float> got = run_interp(k, backend_kind::tbb, dd);
+                        expect_interp_close(got, run_interp(k, backend_kind::ref, dd), dt, k.name());
+                        if (threads == 1) one = bits_of(got);
+                        else EXPECT_EQ(bits_of(got), one);
+                    });
+                }
+            }
+        }
+    }
+}
+
+// Channels-last levels of upsampled slices, one input at a time (f32, and
+// 16-bit read in registers): from the size on, level 0 sums each slice in
+// chunks with the next input's rows prefetched
+// (interp_plan::level0_chunk_floats); the bits of the unchunked sum, the
+// reference result, the same bits on 1 and 3 threads.
+TEST(TbbInterpolateAmdNxc, UpsampledSlicesSummedInChunks) {
+    struct form {
+        const char *coord;
+        dims src, dst;
+        int64_t c;
+    };
+    const form forms[] = {{"half_pixel", {6, 10}, {9, 16}, 48}, {"align_corners", {5, 9}, {9, 17}, 32}, // 2-3 chunks
+            {"half_pixel", {3, 7}, {8, 11}, 3}};
+    for (data_type dt : {f32, bf16, f16}) {
+        for (bool nxc : {true, false}) {
+            for (const form &f : forms) {
+                if (dt != f32 && (f.c % 16 != 0 || !tbb_backend::has_avx512f())) continue; // (the ring: no chunks)
+                interp_case k;
+                k.coord = f.coord;
+                k.dt = dt;
+                k.nxc = nxc;
+                k.channels_last_strides = !nxc;
+                k.src = nxc ? dims {2, f.src[0], f.src[1], f.c} : dims {2, f.c, f.src[0], f.src[1]};
+                k.dst = nxc ? dims {2, f.dst[0], f.dst[1], f.c} : dims {2, f.c, f.dst[0], f.dst[1]};
+                SCOPED_TRACE(k.name());
+                const std::vector<float> dd = full_mantissas(size_t(2 * f.dst[0] * f.dst[1] * f.c), 41);
+                const std::vector<float> whole = run_interp(k, backend_kind::tbb, dd);
+                const core::interpolate_bwd_problem p = make_interp_problem(core::interp_mode::linear,
+                        kernels::coord_mode::half_pixel, kernels::nearest_rounding::round_prefer_ceil, layout::nxc,
+                        {2, f.src[0], f.src[1], f.c}, {2, f.dst[0], f.dst[1], f.c}, dt);
+                tbb_backend::interp_plan small;
+                ASSERT_EQ(tbb_backend::make_interp_plan(p, small), "");
+                EXPECT_EQ(small.level0_chunk_floats, 0);
+                const lowered_thresholds large;
+                tbb_backend::interp_plan big;
+                ASSERT_EQ(tbb_backend::make_interp_plan(p, big), "");
+                EXPECT_EQ(big.levels, tbb_backend::interp_levels::channels_last_levels_2d);
+                EXPECT_EQ(big.level0_chunk_floats, tbb_backend::level0_chunk_floats);
+                for (int threads : {1, 3}) {
+                    with_default_threads(threads, [&] {
+                        EXPECT_EQ(compile_interp_case(k, backend_kind::tbb).get_kernel_path(),
+                                "interpolate:channels_last_levels_2d:" + source_of(dt) + ":batch=1:cached");
+                        const std::vector<float> got = run_interp(k, backend_kind::tbb, dd);
+                        EXPECT_EQ(bits_of(got), bits_of(whole)) << threads << " threads";
+                        expect_interp_close(got, run_interp(k, backend_kind::ref, dd), dt, k.name());
+                    });
+                }
+            }
+        }
+    }
+}
+
+} // namespace
+} // namespace bpg::test
