@@ -55,14 +55,16 @@ std::vector<uint32_t> bits_on(const interp_case &c, int threads, const std::stri
     return bits_of(got);
 }
 
+// A 3-D or 4-D case: spatial shapes, mode and the levels the plan names.
+struct nd_shape {
+    dims src, dst;
+    const char *mode;
+    const char *levels;
+};
+
 TEST(TbbInterpolateAmdNcx, RingPrefetchNd) {
-    struct shape {
-        dims src, dst;
-        const char *mode;
-        const char *levels;
-    };
     // Fused rows (2x linear innermost) and rows then gather; 3-D and 4-D.
-    const shape shapes[] = {
+    const nd_shape shapes[] = {
             {{3, 4, 5}, {6, 8, 10}, "linear", "planar_fused_row_gather_nd"},
             {{3, 9, 40}, {6, 18, 80}, "linear", "planar_fused_row_gather_nd"},
             {{3, 4, 7}, {5, 6, 3}, "linear", "planar_rows_then_gather_nd"},
@@ -71,7 +73,7 @@ TEST(TbbInterpolateAmdNcx, RingPrefetchNd) {
     };
     for (data_type dt : {data_type::bf16, data_type::f16})
         for (bool nxc : {false, true})
-            for (const shape &s : shapes) {
+            for (const nd_shape &s : shapes) {
                 const interp_case c = planar_case(dt, nxc, s.src, s.dst, s.mode);
                 std::string path = std::string("interpolate:") + s.levels + ":converted_ring:batch=1:cached";
                 if (std::string(s.levels) == "planar_fused_row_gather_nd" && !tbb_backend::has_avx512f())
@@ -150,12 +152,7 @@ TEST(TbbInterpolateAmdNcx, RowsThenGatherBatch16) {
 // the ring. Fused rows and rows then gather, nearest, NCX and NXC with C = 1.
 TEST(TbbInterpolateAmdNcx, SlicesInRegistersNd) {
     if (!tbb_backend::has_avx512f()) GTEST_SKIP() << "needs AVX-512";
-    struct shape {
-        dims src, dst;
-        const char *mode;
-        const char *levels;
-    };
-    const shape shapes[] = {
+    const nd_shape shapes[] = {
             {{3, 24, 24}, {6, 48, 48}, "linear", "planar_fused_row_gather_nd"},
             {{4, 32, 32}, {8, 64, 64}, "nearest", "planar_fused_row_gather_nd"},
             {{3, 30, 40}, {5, 48, 64}, "linear", "planar_rows_then_gather_nd"},
@@ -163,7 +160,7 @@ TEST(TbbInterpolateAmdNcx, SlicesInRegistersNd) {
     };
     for (data_type dt : {data_type::bf16, data_type::f16})
         for (bool nxc : {false, true})
-            for (const shape &s : shapes) {
+            for (const nd_shape &s : shapes) {
                 const interp_case c = planar_case(dt, nxc, s.src, s.dst, s.mode);
                 const std::string path = std::string("interpolate:") + s.levels + ":converted_in_registers:batch=1:cached";
                 const std::vector<uint32_t> one = bits_on(c, 1, path);
