@@ -19,6 +19,9 @@ partition_threads::partition_threads(int max_threads, threading_runtime runtime,
     if (tbb_kernels && !one_task && !loops_on_openmp(run_)) {
         arena_slots_ = std::min(max_threads, tbb::info::default_concurrency());
         arena_ = std::make_unique<tbb::task_arena>(arena_slots_);
+        // oneTBB starts its workers with the first work it is given: give it a
+        // no-op now, so that the first execute does not wait for them to start.
+        if (arena_slots_ > 1) arena_->enqueue([] {});
     }
 }
 

@@ -4,7 +4,10 @@
 // kernel's tasks at once than max_threads. The size thresholds are lowered
 // (as in tests/concurrency) so that small tensors take the large-tensor paths.
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <thread>
@@ -13,6 +16,7 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 #include <tbb/global_control.h>
+#include <tbb/info.h>
 #include <tbb/task_arena.h>
 
 #include "backends/tbb/parallel.hpp"
@@ -246,6 +250,43 @@ TEST(Threading, NeverMoreTasksAtOnceThanMaxThreads) {
             }
     // The census sees parallel tasks at all (so the bound above means something).
     EXPECT_GE(widest, 2);
+}
+
+// The threads of this process, from /proc (Linux).
+int process_threads() {
+    int n = 0;
+    for ([[maybe_unused]] const auto &entry : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+    return n;
+}
+
+// In a fresh process (a death test re-runs the binary): compiling a tbb
+// partition that runs parallel tasks starts oneTBB's workers, so that its
+// first execute need not wait for them (docs/overhead.md).
+TEST(Threading, CompileStartsTheArenasWorkers) {
+    if (tbb::info::default_concurrency() < 2) GTEST_SKIP() << "one core: no workers";
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_EXIT(
+            {
+                const int before = process_threads();
+                const compiled_partition cp = compile_bn_case(bn({4, 16, 64, 64}, false, -1),
+                        options(backend_kind::tbb, 2, threading_runtime::tbb_arena));
+                const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+                while (process_threads() <= before && std::chrono::steady_clock::now() < until)
+                    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                std::exit(process_threads() > before ? 0 : 1);
+            },
+            testing::ExitedWithCode(0), "");
+}
+
+// A partition destroyed right after its compile, with the task that starts
+// the workers maybe still queued: nothing is left behind (ASan/TSan builds).
+TEST(Threading, PartitionsDestroyedRightAfterCompile) {
+    for (int i = 0; i < 50; ++i)
+        for (int n : {2, 3}) {
+            const compiled_partition cp = compile_interp_case(interp({2, 8, 24, 24}, {2, 8, 48, 48}, "linear", false),
+                    options(backend_kind::tbb, n, threading_runtime::tbb_arena));
+            EXPECT_EQ(cp.get_backend(), backend_kind::tbb);
+        }
 }
 
 TEST(Threading, TasksAtOnceIsTheRunsMaxThreads) {
