@@ -255,7 +255,8 @@ TEST(TbbBatchNormPaths, ChannelsLastManyChannels) {
             {"bn:two_sweeps:sums=wide_avx512:update=wide_avx512:cached:sliced", make({2, 600, 5, 5}, data_type::f16, true)},
             {"bn:two_sweeps:sums=wide_blocks_avx512:update=wide_blocks_avx512:cached:sliced",
                     make({2, 2048, 3, 1}, data_type::f32, true)},
-            {"bn:two_sweeps:sums=wide_blocks_avx512:update=wide_blocks_avx512:nontemporal:sliced",
+            {"bn:two_sweeps:sums=wide_blocks_avx512:update=" + channels_last_update(data_type::bf16, "wide_blocks_avx512")
+                            + ":nontemporal:sliced",
                     make({2, 2048, 3, 1}, data_type::bf16, true), true},
             {"bn:two_sweeps:sums=wide_blocks_avx512:update=wide_blocks_avx512:nontemporal:sliced",
                     relu(make({2, 2080, 3, 1}, data_type::f16, true), 1), true},
@@ -488,6 +489,49 @@ TEST(TbbBatchNormPaths, ChannelsLastBf16HardwareRoundingGlobalAndDenormals) {
             EXPECT_GT(denormal, 0u) << "no denormal diff_src to round";
             expect_same_bits(got, run_generic(c, in_tiny), "generic, denormals");
         }
+    }
+}
+
+// Channels-last bf16 pass 2 in blocks of channels rounded by AVX512_BF16
+// (wide_blocks_bf16_avx512): streamed, cached, not streamed for a misaligned
+// diff_src, a short last block (2080 channels: 1024, 1024, 32), fused ReLU either way,
+// use_global_stats, and diff_src values that are f32 denormals (the integer
+// rounding's bits). Against the reference, with the generic loops' bits, the
+// same bits on 1 and 3 threads; f32 (but with a fused ReLU: relu_mask_avx512)
+// and f16 keep wide_blocks_avx512.
+TEST(TbbBatchNormPaths, ChannelsLastBlocksBf16HardwareRounding) {
+    if (skip_without_avx512()) GTEST_SKIP() << "no AVX-512 on this CPU";
+    uint32_t seed = 211;
+    for (data_type dt : {data_type::bf16, data_type::f32, data_type::f16})
+        for (const bool large : {false, true})
+            for (const bool misaligned : {false, true})
+                for (const int64_t k : {2048, 2080})
+                    for (int into : {-1, 0, 1, 2}) { // (2: use_global_stats)
+                        if (dt == data_type::f32 && (into == 0 || into == 1)) continue; // (relu_mask_avx512)
+                        bn_case c = into == 2 ? global(make({3, k, 2, 1}, dt, true), false)
+                                              : relu(make({3, k, 2, 1}, dt, true), into);
+                        c.misaligned = misaligned;
+                        const knobs set({"", c, large, false});
+                        SCOPED_TRACE(c.name() + (large ? " large" : ""));
+                        const std::string path = compile_bn_case(c, backend_kind::tbb).get_kernel_path();
+                        EXPECT_NE(path.find(":update=" + channels_last_update(dt, "wide_blocks_avx512") + ":"),
+                                std::string::npos)
+                                << path;
+                        expect_reference_and_same_bits(c, seed++);
+                    }
+    if (!tbb_backend::has_avx512_bf16()) return;
+    for (const bool large : {false, true}) {
+        const bn_case c = make({3, 2048, 2, 1}, data_type::bf16, true);
+        const knobs tiny({"", c, large, false});
+        auto in = bn_inputs(c, seed++);
+        for (float &x : in.at(1)) x *= 1e-38f; // diff_dst (id 1)
+        const auto got = run_bn(c, backend_kind::tbb, in);
+        size_t denormal = 0;
+        for (auto &[id, v] : got)
+            if (id == 5) // diff_src
+                for (float x : v) denormal += x != 0 && std::fpclassify(x) == FP_SUBNORMAL;
+        EXPECT_GT(denormal, 0u) << "no denormal diff_src to round";
+        expect_same_bits(got, run_generic(c, in), "generic, denormals");
     }
 }
 

@@ -29,7 +29,7 @@ struct wide_blocks {
     bool blocked;
     int64_t kv, block;
     wide_blocks(const bn_plan &p, bn_loops loops, int64_t k0, int64_t k1)
-        : blocked(loops == bn_loops::wide_blocks_avx512), kv(k0 + (k1 - k0) / lanes * lanes),
+        : blocked(loops == bn_loops::wide_blocks_avx512 || loops == bn_loops::wide_blocks_bf16_avx512), kv(k0 + (k1 - k0) / lanes * lanes),
           block(blocked ? p.channel_block : std::max<int64_t>(kv - k0, 1)) {}
 };
 
@@ -123,6 +123,9 @@ template <typename T, bn_fusion F, bool Global> struct any_k_diff_src {
     }
 };
 
+// Rows ahead that pass 2's blocks prefetch.
+constexpr int64_t update_ahead = 2;
+
 // Pass 2 on rows [a0, a1): diff_src of row a into out + (a - a0) * out_stride
 // (`stream`, HwBf16: see vector_out).
 template <typename T, bn_fusion F, bool HwBf16, bool Global>
@@ -132,11 +135,18 @@ __attribute__((target("avx512f"))) void update_rows_wide_avx512(const bn_plan &p
     const wide_blocks wb(p, p.update, 0, p.K);
     const reader<T, F> rd(d);
     vector_out<T, HwBf16> vo {stream};
+    // (Rows the same distance apart in every tensor read.)
+    const bool same_rows = block.src_a == block.dd_a && (F == bn_fusion::none || block.relu_a == block.dd_a);
+    const int64_t ahead_bytes = !Global && wb.blocked && same_rows ? update_ahead * block.dd_a * int64_t(sizeof(T)) : 0;
     for (int64_t b0 = 0; b0 < wb.kv; b0 += wb.block) {
         const int64_t b1 = std::min(wb.kv, b0 + wb.block);
         for (int64_t a = a0; a < a1; ++a) {
             T *row_out = out + (a - a0) * out_stride;
             for (int64_t k = b0; k < b1; k += lanes) {
+                // A block's row segments (a few KB, a row apart) are too short
+                // for the hardware prefetchers: each line of row a + ahead.
+                if (ahead_bytes && (sizeof(T) == 4 || k % (2 * lanes) == 0))
+                    rd.prefetch(a * block.dd_a + k, a * block.src_a + k, a * block.relu_a + k, ahead_bytes);
                 lanes16 r;
                 block(a, k, r);
                 vo.put(row_out + k, r);
@@ -268,12 +278,13 @@ BPG_ALWAYS_INLINE void update(const bn_plan &p, const data &d, const coeffs &cf,
     if constexpr (std::is_same_v<T, float>)
         if (streams && relu_mask)
             return relu_mask_update(d.mask_rows, d.relu_mask, ak, c2, c0, m, r0, r1, first, r0, true);
-    const bool hw_bf16 = p.update == bn_loops::register_blocks_bf16_avx512 || p.update == bn_loops::wide_bf16_avx512;
+    const bool hw_bf16 = p.update == bn_loops::register_blocks_bf16_avx512 || p.update == bn_loops::wide_bf16_avx512
+            || p.update == bn_loops::wide_blocks_bf16_avx512;
     if (streams && (p.update == bn_loops::register_blocks_avx512 || p.update == bn_loops::register_blocks_bf16_avx512))
         return update_streamed<T, F>(p, d, cf, r0, r1);
     if (streams
             && (p.update == bn_loops::wide_avx512 || p.update == bn_loops::wide_blocks_avx512
-                    || p.update == bn_loops::wide_bf16_avx512))
+                    || p.update == bn_loops::wide_bf16_avx512 || p.update == bn_loops::wide_blocks_bf16_avx512))
         return with_bf16_rounding<T>(p, [&](auto hw) BPG_LAMBDA_INLINE {
             update_rows_wide<T, F, hw.value>(p, d, cf, r0, r1, first, p.K, true);
         });

@@ -92,6 +92,7 @@ bn_loops with_bf16_hw(const bn_plan &p, bn_loops l) {
     if (p.dt != data_type::bf16 || !has_avx512_bf16()) return l;
     if (l == bn_loops::register_blocks_avx512) return bn_loops::register_blocks_bf16_avx512;
     if (l == bn_loops::wide_avx512) return bn_loops::wide_bf16_avx512;
+    if (l == bn_loops::wide_blocks_avx512) return bn_loops::wide_blocks_bf16_avx512;
     return l;
 }
 
@@ -191,6 +192,7 @@ std::string to_string(bn_loops l) {
         case bn_loops::wide_blocks_avx512: return "wide_blocks_avx512";
         case bn_loops::register_blocks_bf16_avx512: return "register_blocks_bf16_avx512";
         case bn_loops::wide_bf16_avx512: return "wide_bf16_avx512";
+        case bn_loops::wide_blocks_bf16_avx512: return "wide_blocks_bf16_avx512";
         case bn_loops::narrow: return "narrow";
         case bn_loops::narrow_avx512: return "narrow_avx512";
         case bn_loops::relu_mask_avx512: return "relu_mask_avx512";

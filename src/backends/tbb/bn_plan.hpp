@@ -56,6 +56,7 @@ enum class bn_loops {
     wide_blocks_avx512,    // the same, many channels: a block of them across the rows at a time
     register_blocks_bf16_avx512, // register_blocks_avx512, bf16 rounded by AVX512_BF16 (pass 2 only)
     wide_bf16_avx512,      // wide_avx512, bf16 rounded by AVX512_BF16 (pass 2 only)
+    wide_blocks_bf16_avx512, // wide_blocks_avx512, bf16 rounded by AVX512_BF16 (pass 2 only)
     narrow,                // channels-last rows of < 16 channels as one flat run of vectors
     narrow_avx512,         // the same with AVX-512 loads and stores
     relu_mask_avx512,      // channels-last f32 with a fused ReLU: its decisions as bits

@@ -241,8 +241,14 @@ __attribute__((target("avx512f"), always_inline)) inline __m512 element_position
 // lanes' element_positions; exact for these sizes), picked by vpermps from
 // `t`, the group's 16 loaded once (the stores to f32 diff_src may alias the
 // table, so the compiler reloads what is not held in a register).
+// The plan's fields pass 2's vectors read (held in registers, see
+// short_rows_update_avx512).
+struct update_rows {
+    int64_t B;
+    bool global_stats;
+};
 template <typename T, bn_fusion F>
-__attribute__((target("avx512f"), always_inline)) inline lanes16 update_vector(const bn_plan &p, const data &d,
+__attribute__((target("avx512f"), always_inline)) inline lanes16 update_vector(const update_rows &p, const data &d,
         const segment_constants &sc, const __m512 *t, __m512 e, int64_t b, int64_t d0, int64_t s0, int64_t x0) {
     lanes16 r;
     if constexpr (permuted_constants<T>) {
@@ -270,9 +276,14 @@ __attribute__((target("avx512f"), always_inline)) inline lanes16 update_vector(c
 // boundary from vectors by masked stores too (element by element, they cost
 // more than streaming saved). HwBf16: cached bf16 vectors leave through
 // store_one_bf16_hw.
+// The tensors' pointers and the plan's B and global_stats are copied into
+// locals whose addresses do not escape (`d`, `rows`): the 16-bit vector
+// stores may alias anything, and the loop reloaded them every vector.
 template <typename T, bn_fusion F, bool HwBf16 = false>
-__attribute__((target("avx512f"))) void short_rows_update_avx512(const bn_plan &p, const data &d,
+__attribute__((target("avx512f"))) void short_rows_update_avx512(const bn_plan &p, const data &tensors,
         const segment_constants &sc, int64_t a, int64_t k0, int64_t e0, int64_t e1, bool stream) {
+    const data d = tensors;
+    const update_rows rows {p.B, p.global_stats};
     const int64_t n = e1 - e0, s0 = at(p.src, a, k0, 0) + e0, d0 = at(p.dd, a, k0, 0) + e0,
                   x0 = at(p.relu_in, a, k0, 0) + e0;
     T *out = static_cast<T *>(d.ds) + at(p.ds, a, k0, 0) + e0;
@@ -280,7 +291,7 @@ __attribute__((target("avx512f"))) void short_rows_update_avx512(const bn_plan &
         const reader<T, F> rd(d);
         for (int64_t b = 0; b < n; ++b) {
             const size_t i = size_t(permuted_constants<T> ? (e0 + b) / p.B : b);
-            out[b] = from_f32<T>(diff_src_one(rd, p.global_stats, d0 + b, s0 + b, x0 + b, sc.c[0][i], sc.c[1][i],
+            out[b] = from_f32<T>(diff_src_one(rd, rows.global_stats, d0 + b, s0 + b, x0 + b, sc.c[0][i], sc.c[1][i],
                     sc.c[2][i], sc.c[3][i]));
         }
         return;
@@ -297,7 +308,7 @@ __attribute__((target("avx512f"))) void short_rows_update_avx512(const bn_plan &
         for (; b < head; b += lanes) {
             const __mmask16 before_line = __mmask16((1u << std::min<int64_t>(lanes, head - b)) - 1);
             store_lanes(out + b, before_line,
-                    update_vector<T, F>(p, d, sc, t, element_positions(e0 + b), b, d0, s0, x0));
+                    update_vector<T, F>(rows, d, sc, t, element_positions(e0 + b), b, d0, s0, x0));
         }
     b = stream ? head : 0;
     vector_out<T> vo {stream};
@@ -310,7 +321,7 @@ __attribute__((target("avx512f"))) void short_rows_update_avx512(const bn_plan &
     const char *next = a > 0 && !stream ? reinterpret_cast<const char *>(out - p.ds.a) : nullptr;
     for (; b + lanes <= n; b += lanes, e = _mm512_add_ps(e, _mm512_set1_ps(float(lanes)))) {
         if (next && 4 * b < run_bytes) _mm_prefetch(next + 4 * b, _MM_HINT_ET0);
-        const lanes16 r = update_vector<T, F>(p, d, sc, t, e, b, d0, s0, x0);
+        const lanes16 r = update_vector<T, F>(rows, d, sc, t, e, b, d0, s0, x0);
         if constexpr (HwBf16)
             if (!stream) {
                 store_one_bf16_hw(out + b, r);
@@ -322,7 +333,7 @@ __attribute__((target("avx512f"))) void short_rows_update_avx512(const bn_plan &
     if (b < n) {
         const __mmask16 last = __mmask16(0xffffu << (lanes - (n - b)));
         store_lanes(out + n - lanes, last,
-                update_vector<T, F>(p, d, sc, t, element_positions(e0 + n - lanes), n - lanes, d0, s0, x0));
+                update_vector<T, F>(rows, d, sc, t, element_positions(e0 + n - lanes), n - lanes, d0, s0, x0));
     }
 }
 
