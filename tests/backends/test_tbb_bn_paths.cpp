@@ -386,7 +386,8 @@ TEST(TbbBatchNormPaths, ShortRowsStreamedRunEdgesAvx512) {
             }
 }
 
-// The bf16 pass 2 of short_rows_bf16_avx512 (vcvtneps2bf16) on diff_src
+// The bf16 pass 2 of short_rows_bf16_avx512 (vcvtneps2bf16; cached: pairs of
+// vectors by vcvtne2ps2bf16, runs of an odd count of vectors) on diff_src
 // values around the smallest normals, some denormal in f32 (gamma tiny):
 // the instruction reads those as zero, so their vectors take the integer
 // rounding. The same bits as the generic loops, cached and streamed, on 1

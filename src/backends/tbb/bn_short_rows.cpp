@@ -319,6 +319,18 @@ __attribute__((target("avx512f"))) void short_rows_update_avx512(const bn_plan &
     // line a vector over the first part of this run.
     const int64_t run_bytes = n * int64_t(sizeof(T)) + 64;
     const char *next = a > 0 && !stream ? reinterpret_cast<const char *>(out - p.ds.a) : nullptr;
+    // (HwBf16 cached: two vectors at a time, one conversion and test.)
+    if constexpr (HwBf16)
+        if (!stream)
+            for (; b + 2 * lanes <= n; b += 2 * lanes) {
+                for (int64_t v = b; v < b + 2 * lanes; v += lanes)
+                    if (next && 4 * v < run_bytes) _mm_prefetch(next + 4 * v, _MM_HINT_ET0);
+                const lanes16 r0 = update_vector<T, F>(rows, d, sc, t, e, b, d0, s0, x0);
+                e = _mm512_add_ps(e, _mm512_set1_ps(float(lanes)));
+                const lanes16 r1 = update_vector<T, F>(rows, d, sc, t, e, b + lanes, d0, s0, x0);
+                e = _mm512_add_ps(e, _mm512_set1_ps(float(lanes)));
+                store_pair_bf16_hw(out + b, r0, r1);
+            }
     for (; b + lanes <= n; b += lanes, e = _mm512_add_ps(e, _mm512_set1_ps(float(lanes)))) {
         if (next && 4 * b < run_bytes) _mm_prefetch(next + 4 * b, _MM_HINT_ET0);
         const lanes16 r = update_vector<T, F>(rows, d, sc, t, e, b, d0, s0, x0);

@@ -58,6 +58,19 @@ __attribute__((target("avx512f"), always_inline)) inline void stream_pair_bf16_h
     _mm512_stream_si512(reinterpret_cast<__m512i *>(out), v);
 }
 
+// Two consecutive vectors at out (anywhere) with one ordinary store, rounded
+// as stream_pair_bf16_hw: one conversion and one denormal test for both.
+__attribute__((target("avx512f"), always_inline)) inline void store_pair_bf16_hw(bf16_t *out, const lanes16 &r0,
+        const lanes16 &r1) {
+    if (__builtin_expect(convert16::any_denormal(__m512(r0)) || convert16::any_denormal(__m512(r1)), 0)) {
+        store_one(out, r0);
+        return store_one(out + lanes, r1);
+    }
+    __m512i v;
+    asm("vcvtne2ps2bf16 %1, %2, %0" : "=v"(v) : "v"(__m512(r0)), "v"(__m512(r1)));
+    _mm512_storeu_si512(out, v);
+}
+
 // stream_pair / store_one, bf16 through the hardware when HwBf16 (the plan's
 // *_bf16_avx512 loops; T is then bf16_t).
 template <bool HwBf16, typename T>
