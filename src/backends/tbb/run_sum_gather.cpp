@@ -65,9 +65,25 @@ __attribute__((target("avx512f"), always_inline)) inline void walk(const columns
         t2[v] = cs.at(2 * j0 + 1, v);
         t3[v] = cs.at(2 * j0 + 2, v);
     }
+    // Two fresh rows (2x linear axis a): their addresses stay in registers
+    // (the general loop reloaded them for every line: slower).
+    const bool two = cs.fresh.ahead > 0 && cs.fresh.n == 2;
+    const int64_t col = cs.run * int64_t(sizeof(S)), vec = 16 * int64_t(sizeof(S));
+    const char *f0 = two ? reinterpret_cast<const char *>(cs.fresh.row[0] + cs.c) + cs.fresh.ahead : nullptr;
+    const char *f1 = two ? reinterpret_cast<const char *>(cs.fresh.row[1] + cs.c) + cs.fresh.ahead : nullptr;
     for (int64_t j = j0; j < j1; ++j) {
-        cs.template prefetch<V>(2 * j + 3);
-        cs.template prefetch<V>(2 * j + 4);
+        if (two) { // columns 2j + 3 and 2j + 4
+            const int64_t at = (2 * j + 3) * col;
+            for (int v = 0; v < V; ++v) {
+                _mm_prefetch(f0 + at + vec * v, _MM_HINT_T1);
+                _mm_prefetch(f1 + at + vec * v, _MM_HINT_T1);
+                _mm_prefetch(f0 + at + col + vec * v, _MM_HINT_T1);
+                _mm_prefetch(f1 + at + col + vec * v, _MM_HINT_T1);
+            }
+        } else {
+            cs.template prefetch<V>(2 * j + 3);
+            cs.template prefetch<V>(2 * j + 4);
+        }
         D *o = cs.dst + j * cs.dst_stride + cs.c;
         for (int v = 0; v < V; ++v)
             store<NT>(o + 16 * v, _mm512_add_ps(_mm512_mul_ps(wa, _mm512_add_ps(t0[v], t3[v])),
