@@ -74,11 +74,11 @@ __attribute__((target("avx512f"), always_inline)) inline void walk(const grouped
 // loads of the next rows at column j: with rows a multiple of 4 KiB apart
 // those alias it in the address bits the CPU compares first, and wait.
 template <int K, bool FULL>
-__attribute__((target("avx512f"), always_inline)) inline void block(const grouped_axis &a, const row_source &src,
-        int64_t n, int64_t j, float *out, int64_t out_stride, int64_t i, __mmask16 m) {
+__attribute__((target("avx512f"), always_inline)) inline void block(const grouped_axis &a, const float *const *rows,
+        int64_t n, int64_t j, float *out, int64_t out_stride, __mmask16 m) {
     const __m512 wa = _mm512_set1_ps(a.sym4_wa), wb = _mm512_set1_ps(a.sym4_wb);
     __m512 r[2 * K + 2], acc[K];
-    for (int t = 0; t < 2 * K + 2; ++t) r[t] = load_at<FULL>(src, 2 * i - 1 + t, j, m);
+    for (int t = 0; t < 2 * K + 2; ++t) r[t] = FULL ? _mm512_loadu_ps(rows[t] + j) : _mm512_maskz_loadu_ps(m, rows[t] + j);
     for (int q = 0; q < K; ++q)
         acc[q] = _mm512_add_ps(_mm512_mul_ps(wa, _mm512_add_ps(r[2 * q], r[2 * q + 3])),
                 _mm512_mul_ps(wb, _mm512_add_ps(r[2 * q + 1], r[2 * q + 2])));
@@ -93,13 +93,15 @@ __attribute__((target("avx512f"), always_inline)) inline void block(const groupe
 template <int K>
 __attribute__((target("avx512f"))) void blocks(const grouped_axis &a, const row_source &src, int64_t n, float *out,
         int64_t out_stride, int64_t i, int64_t prefetch_bytes) {
+    const float *rows[2 * K + 2]; // rows 2i - 1 .. 2i + 2K, found once
+    for (int t = 0; t < 2 * K + 2; ++t) rows[t] = src.row(2 * i - 1 + t);
     int64_t j = 0;
     for (; j + 16 <= n; j += 16) {
         if (prefetch_bytes > 0)
-            for (int64_t o = 2 * i - 1; o <= 2 * (i + K); ++o) prefetch_l2_ahead(src.row(o) + j, prefetch_bytes);
-        block<K, true>(a, src, n, j, out, out_stride, i, __mmask16(0xffff));
+            for (int t = 0; t < 2 * K + 2; ++t) prefetch_l2_ahead(rows[t] + j, prefetch_bytes);
+        block<K, true>(a, rows, n, j, out, out_stride, __mmask16(0xffff));
     }
-    if (j < n) block<K, false>(a, src, n, j, out, out_stride, i, __mmask16((1u << (n - j)) - 1u));
+    if (j < n) block<K, false>(a, rows, n, j, out, out_stride, __mmask16((1u << (n - j)) - 1u));
 }
 
 } // namespace
