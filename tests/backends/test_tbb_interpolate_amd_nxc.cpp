@@ -9,6 +9,8 @@
 // makes the small cases here count as large. 2-D: the fused runs only for
 // runs shorter than fused_runs_max_run channels; the 16-bit levels narrow
 // the last level in registers; upsampled slices summed in chunks.
+#include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -17,6 +19,7 @@
 #include "backends/tbb/cpu.hpp"
 #include "backends/tbb/interpolate_plan.hpp"
 #include "backends/tbb/size_thresholds.hpp"
+#include "backends/tbb/tap_sum.hpp"
 #include "support/default_threads.hpp"
 #include "support/interp_case.hpp"
 #include "support/problem_builders.hpp"
@@ -249,6 +252,39 @@ TEST(TbbInterpolateAmdNxc, UpsampledSlicesSummedInChunks) {
                     });
                 }
             }
+        }
+    }
+}
+
+// sum_sym4_columns over long rows (a channels-last slice: 1024 channels of a
+// 2x upsampled row) goes four inputs at a time, all their rows loaded before
+// any store: runs of 2 to 9 inputs (blocks of 1-4), rows 4 KiB apart and
+// not, a partial last vector, with and without the prefetch: the bits of
+// sum_taps for every input.
+TEST(TbbInterpolateAmdNxc, Sym4ColumnsLongRowsInBlocksOfFour) {
+    if (!tbb_backend::sym4_columns_available()) GTEST_SKIP() << "no AVX-512";
+    for (int64_t n : {80, 131, 1024})
+    for (int64_t gap : {0, 5})
+    for (int64_t in : {4, 5, 6, 7, 8, 11})
+    for (int64_t prefetch : {0, 4096}) {
+        kernels::axis_map m;
+        m.in = in;
+        m.out = 2 * in;
+        const tbb_backend::grouped_axis a
+                = tbb_backend::group_axis(kernels::build_axis_gather(m, false, kernels::nearest_rounding::round_prefer_ceil));
+        const int64_t stride = n + gap, outs = 2 * in;
+        std::vector<float> src(size_t(outs * stride), NAN);
+        for (int64_t o = 0; o < outs; ++o)
+            for (int64_t j = 0; j < n; ++j) src[size_t(o * stride + j)] = std::sin(float(o * 131 + j * 7)) * 3.f;
+        std::vector<const float *> x(4);
+        std::vector<float> rows(static_cast<size_t>(in * stride), NAN), want(static_cast<size_t>(n));
+        tbb_backend::sum_rows(a, 0, in, x.data(), {src.data(), stride}, n, rows.data(), stride, prefetch);
+        for (int64_t i = 0; i < in; ++i) {
+            tbb_backend::sum_taps(want.data(), n,
+                    tbb_backend::taps_of(a, i, x.data(), [&](int64_t o) { return src.data() + o * stride; }));
+            ASSERT_EQ(std::memcmp(want.data(), rows.data() + i * stride, size_t(n) * 4), 0)
+                    << "n " << n << " gap " << gap << " in " << in << " input " << i;
+            for (int64_t j = n; j < stride; ++j) ASSERT_TRUE(std::isnan(rows[size_t(i * stride + j)])) << j;
         }
     }
 }

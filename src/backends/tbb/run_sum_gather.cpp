@@ -51,12 +51,41 @@ template <typename Rows, typename S, typename D> struct columns {
     }
 };
 
+// The prefetch of the fresh rows, with two of them (2x linear or nearest
+// axis a) from addresses kept in registers: the general loop of
+// columns::prefetch rebuilt each line's address from memory (the stores
+// may alias it), about 50 instructions per two columns.
+struct fresh_two {
+    bool two;
+    const char *f0, *f1; // the two rows at channel c, plus `ahead` bytes
+};
+
+template <typename Rows, typename S, typename D>
+__attribute__((always_inline)) inline fresh_two fresh_two_of(const columns<Rows, S, D> &cs) {
+    const bool two = cs.fresh.ahead > 0 && cs.fresh.n == 2;
+    if (!two) return {false, nullptr, nullptr};
+    return {true, reinterpret_cast<const char *>(cs.fresh.row[0] + cs.c) + cs.fresh.ahead,
+            reinterpret_cast<const char *>(cs.fresh.row[1] + cs.c) + cs.fresh.ahead};
+}
+
+// Column x (V vectors) of the fresh rows, `ahead` bytes on.
+template <int V, typename Rows, typename S, typename D>
+__attribute__((target("avx512f"), always_inline)) inline void prefetch_column(const columns<Rows, S, D> &cs,
+        const fresh_two &f, int64_t x) {
+    if (!f.two) return cs.template prefetch<V>(x);
+    const int64_t at = x * cs.run * int64_t(sizeof(S)), vec = 16 * int64_t(sizeof(S));
+    for (int v = 0; v < V; ++v) {
+        _mm_prefetch(f.f0 + at + vec * v, _MM_HINT_T1);
+        _mm_prefetch(f.f1 + at + vec * v, _MM_HINT_T1);
+    }
+}
+
 // Inputs [j0, j1) of b, every one sym4: columns 2j - 1 .. 2j + 2 in registers,
 // two new ones per input (the fold of tap_columns.cpp's walk, in the same
 // order).
 template <int V, bool NT, typename Rows, typename S, typename D>
-__attribute__((target("avx512f"), always_inline)) inline void walk(const columns<Rows, S, D> &cs, const grouped_axis &b,
-        int64_t j0, int64_t j1) {
+__attribute__((target("avx512f"), always_inline)) inline void walk(const columns<Rows, S, D> &cs, const fresh_two &f,
+        const grouped_axis &b, int64_t j0, int64_t j1) {
     const __m512 wa = _mm512_set1_ps(b.sym4_wa), wb = _mm512_set1_ps(b.sym4_wb);
     __m512 t0[V], t1[V], t2[V], t3[V];
     for (int v = 0; v < V; ++v) {
@@ -66,8 +95,8 @@ __attribute__((target("avx512f"), always_inline)) inline void walk(const columns
         t3[v] = cs.at(2 * j0 + 2, v);
     }
     for (int64_t j = j0; j < j1; ++j) {
-        cs.template prefetch<V>(2 * j + 3);
-        cs.template prefetch<V>(2 * j + 4);
+        prefetch_column<V>(cs, f, 2 * j + 3);
+        prefetch_column<V>(cs, f, 2 * j + 4);
         D *o = cs.dst + j * cs.dst_stride + cs.c;
         for (int v = 0; v < V; ++v)
             store<NT>(o + 16 * v, _mm512_add_ps(_mm512_mul_ps(wa, _mm512_add_ps(t0[v], t3[v])),
@@ -87,12 +116,12 @@ __attribute__((target("avx512f"), always_inline)) inline void walk(const columns
 // twice).
 template <int V, bool NT, typename Rows, typename S, typename D>
 __attribute__((target("avx512f"), always_inline)) inline void other_input(const columns<Rows, S, D> &cs,
-        const grouped_axis &b, int64_t j) {
+        const fresh_two &f, const grouped_axis &b, int64_t j) {
     const int64_t t0 = b.begin[size_t(j)], k = b.begin[size_t(j) + 1] - t0;
     const uint32_t starts = b.starts[size_t(j)];
     const bool ones = b.ones[size_t(j)] != 0;
     D *o = cs.dst + j * cs.dst_stride + cs.c;
-    for (int64_t t = 0; t < k; ++t) cs.template prefetch<V>(b.output[size_t(t0 + t)]);
+    for (int64_t t = 0; t < k; ++t) prefetch_column<V>(cs, f, b.output[size_t(t0 + t)]);
     for (int v = 0; v < V; ++v) {
         __m512 acc = _mm512_setzero_ps(), s = k > 0 ? cs.at(b.output[size_t(t0)], v) : acc;
         bool first = true;
@@ -113,14 +142,15 @@ __attribute__((target("avx512f"), always_inline)) inline void other_input(const 
 template <int V, bool NT, typename Rows, typename S, typename D>
 __attribute__((target("avx512f"))) void chunk(const columns<Rows, S, D> &cs, const grouped_axis &b) {
     const int64_t in = int64_t(b.begin.size()) - 1;
+    const fresh_two f = fresh_two_of(cs);
     for (int64_t j = 0; j < in;) {
         if (!b.sym4[size_t(j)]) {
-            other_input<V, NT>(cs, b, j++);
+            other_input<V, NT>(cs, f, b, j++);
             continue;
         }
         int64_t e = j + 1;
         while (e < in && b.sym4[size_t(e)]) ++e;
-        walk<V, NT>(cs, b, j, e);
+        walk<V, NT>(cs, f, b, j, e);
         j = e;
     }
 }
