@@ -218,7 +218,11 @@ TEST(TbbInterpolatePaths, PlanarSmallPlanes2d) {
     const std::string path = "interpolate:planar_small_planes_2d:f32:cached";
     const std::string rows = "interpolate:planar_plane_rows_2d:f32:cached"; // rows of <= 16
     expect_path(make_case(layout::ncx, f32, 2, 100, {7, 7}, {14, 14}), rows);
-    expect_path(make_case(layout::ncx, f32, 2, 100, {14, 14}, {7, 7}), path, 3);
+    // One tap per input on both axes (2x downsampling): single_tap.
+    expect_path(make_case(layout::ncx, f32, 2, 100, {14, 14}, {7, 7}), path + ":single_tap", 3);
+    expect_path(make_case(layout::ncx, f32, 2, 100, {28, 28}, {14, 14}), path + ":single_tap", 3);
+    expect_path(make_case(layout::nxc, f32, 201, 1, {14, 14}, {7, 7}, "nearest"), path + ":single_tap", 3);
+    expect_path(make_case(layout::ncx, f32, 2, 100, {20, 40}, {10, 40}), path + ":next_group_prefetch", 3); // windows > 32
     expect_path(make_case(layout::ncx, f32, 3, 67, {7, 7}, {14, 14}, "nearest"), rows, 3);
     expect_path(make_case(layout::ncx, f32, 1, 200, {7, 5}, {3, 13}), rows);
     expect_path(make_case(layout::ncx, f32, 1, 200, {5, 1}, {1, 9}), path);
@@ -239,7 +243,12 @@ TEST(TbbInterpolatePaths, PlanarSmallPlanes2d) {
         const std::string tile = "interpolate:planar_small_planes_2d:converted_in_registers:cached" + vcvtne(dt);
         const std::string rows16 = "interpolate:planar_plane_rows_2d:converted_in_registers:cached" + vcvtne(dt);
         expect_path(make_case(layout::ncx, dt, 2, 100, {7, 7}, {14, 14}), rows16);
-        expect_path(make_case(layout::ncx, dt, 2, 100, {14, 14}, {7, 7}, "nearest"), tile, 3);
+        const std::string single = "interpolate:planar_small_planes_2d:converted_in_registers:cached:single_tap";
+        expect_path(make_case(layout::ncx, dt, 2, 100, {14, 14}, {7, 7}, "nearest"), single + vcvtne(dt), 3);
+        expect_path(make_case(layout::ncx, dt, 2, 100, {28, 28}, {14, 14}), single + vcvtne(dt), 3);
+        expect_path(make_case(layout::nxc, dt, 201, 1, {13, 11}, {4, 5}, "nearest"), single + vcvtne(dt), 3);
+        expect_path(make_case(layout::ncx, dt, 2, 100, {20, 40}, {10, 40}),
+                "interpolate:planar_small_planes_2d:converted_in_registers:cached:next_group_prefetch" + vcvtne(dt), 3);
         expect_path(make_case(layout::nxc, dt, 201, 1, {7, 5}, {3, 13}), rows16, 3);
         expect_path(make_case(layout::ncx, dt, 2, 100, {14, 14}, {28, 28}),
                 "interpolate:planar_small_planes_2d:converted_in_registers:cached:next_group_prefetch" + vcvtne(dt), 3);
@@ -765,8 +774,9 @@ TEST(TbbInterpolatePaths, PlanarPlaneRows2d) {
     // Rows over 16, more than 8 taps per diff_src element of the inner
     // axis, diff_src planes as large as diff_dst's: 16 planes in the lanes.
     const std::string lanes = "interpolate:planar_small_planes_2d:f32:cached";
-    expect_path(make_case(layout::ncx, f32, 2, 100, {14, 14}, {7, 7}), lanes, 3);
-    expect_path(make_case(layout::ncx, f32, 2, 100, {16, 16}, {8, 8}), lanes + ":next_group_prefetch");
+    expect_path(make_case(layout::ncx, f32, 2, 100, {14, 14}, {7, 7}), lanes + ":single_tap", 3);
+    expect_path(make_case(layout::ncx, f32, 2, 100, {16, 16}, {8, 8}), lanes + ":single_tap");
+    expect_path(make_case(layout::ncx, f32, 2, 100, {20, 40}, {10, 40}), lanes + ":next_group_prefetch"); // windows over 32
     expect_path(make_case(layout::ncx, f32, 2, 100, {7, 9}, {13, 17}), lanes, 3);
     expect_path(make_case(layout::ncx, f32, 2, 100, {7, 2}, {14, 16}), lanes, 3);
 }

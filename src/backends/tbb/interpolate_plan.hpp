@@ -162,6 +162,10 @@ struct interp_plan {
     // its diff_src planes for writing as it stores its own (from_tile);
     // else diff_src planes a few at a time per input.
     bool next_group_prefetch = false;
+    // planar_small_planes_2d with at most one tap per input on both axes
+    // (single_tap_fit): plane by plane, each diff_src vector a permute of
+    // diff_dst's plane and its two weights, no transposes.
+    bool single_tap = false;
     // one_task: every task runs in turn on the calling thread, with no
     // parallel loop (one-thread runs, and diff_dst under
     // interp_one_task_max_bytes, where a loop costs more than the work); the
@@ -217,7 +221,7 @@ std::string make_interp_plan(const core::interpolate_bwd_problem &p, interp_plan
 void choose_interp_path(interp_plan &plan);
 
 // "interpolate:<levels>:<source>[:batch=<n>]:<store>[:column_prefetch][:next_group_prefetch]
-// [:bf16_vcvtne]", or
+// [:single_tap][:bf16_vcvtne]", or
 // "interpolate:zero_sized" (docs/verbose.md).
 std::string interp_path_name(const interp_plan &plan);
 
