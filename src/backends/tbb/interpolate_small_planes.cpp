@@ -347,6 +347,7 @@ struct single_tap_table {
     int64_t vectors = 0;                 // of diff_src, per plane
     bool fits = true;                    // every vector's window is within 32 floats
     std::vector<int32_t> index;          // per vector, 16 lanes: source - base
+    std::vector<int32_t> index_pairs;    // the same into bf16's evens then odds (window_pairs_of)
     std::vector<float> row_weight, column_weight; // per vector, 16 lanes
     std::vector<int64_t> base, count;    // per vector: window start, diff_src elements
     std::vector<uint16_t> multiply, taps, low, high; // per vector: lanes to multiply, with taps, in the plane
@@ -364,6 +365,7 @@ single_tap_table single_tap_table_of(const interp_plan &p) {
     t.vectors = (ds_plane + lanes - 1) / lanes;
     const size_t v16 = size_t(t.vectors * lanes);
     t.index.assign(v16, 0);
+    t.index_pairs.assign(v16, 0);
     t.row_weight.assign(v16, 0.f);
     t.column_weight.assign(v16, 0.f);
     for (int64_t v = 0; v < t.vectors; ++v) {
@@ -387,7 +389,11 @@ single_tap_table single_tap_table_of(const interp_plan &p) {
         if (hi - lo >= 2 * lanes) t.fits = false;
         uint16_t low = 0, high = 0;
         for (int64_t l = 0; l < lanes; ++l) {
-            if (taps >> l & 1u) t.index[size_t(v * lanes + l)] = int32_t(source[l] - lo);
+            if (taps >> l & 1u) {
+                const int64_t at = source[l] - lo;
+                t.index[size_t(v * lanes + l)] = int32_t(at);
+                t.index_pairs[size_t(v * lanes + l)] = int32_t(at % 2 * lanes + at / 2);
+            }
             if (lo + l < dd_plane) low |= uint16_t(1u << l);
             if (lo + lanes + l < dd_plane) high |= uint16_t(1u << l);
         }
@@ -412,12 +418,28 @@ template <typename T> BPG_AVX512_INLINE __m512 window_of(const T *b, uint16_t, c
     return end > b ? convert16::load_first(b, end - b) : _mm512_setzero_ps();
 }
 
+// bf16: the window's 32 values at b as f32 in two shifts of one load, the
+// even ones (lo) and the odd ones (hi); whole where diff_dst goes on.
+template <typename T> BPG_AVX512_INLINE void window_pairs_of(const T *b, const T *end, __m512 &lo, __m512 &hi) {
+    __m512i x;
+    if (end - b >= 2 * lanes) {
+        x = _mm512_loadu_si512(b);
+    } else {
+        alignas(64) uint16_t buf[2 * lanes] = {};
+        if (end > b) std::memcpy(buf, b, size_t(end - b) * sizeof(T));
+        x = _mm512_load_si512(buf);
+    }
+    lo = _mm512_castsi512_ps(_mm512_maskz_slli_epi32(__mmask16(0xffff), x, 16)); // (maskz: see convert_lanes.hpp)
+    hi = _mm512_castsi512_ps(_mm512_and_si512(x, _mm512_set1_epi32(int32_t(0xffff0000u))));
+}
+
 // One plane: src its diff_dst plane, ds its diff_src plane. (The table's
 // arrays in locals: else every store reloads them, as it may alias.)
 template <typename T>
 __attribute__((target("avx512f"))) void single_tap_plane(const single_tap_table &t, const T *src, T *ds, const T *end) {
     const __m512 zero = _mm512_setzero_ps();
-    const int32_t *__restrict index = t.index.data();
+    constexpr bool bf16 = std::is_same_v<T, bf16_t> || std::is_same_v<T, convert16::bf16_vcvtne_t>;
+    const int32_t *__restrict index = bf16 ? t.index_pairs.data() : t.index.data();
     const float *__restrict row_weight = t.row_weight.data(), *__restrict column_weight = t.column_weight.data();
     const int64_t *__restrict base = t.base.data(), *__restrict count = t.count.data();
     const uint16_t *__restrict multiply = t.multiply.data(), *__restrict taps = t.taps.data();
@@ -426,7 +448,13 @@ __attribute__((target("avx512f"))) void single_tap_plane(const single_tap_table 
     for (int64_t v = 0; v < vectors; ++v) {
         const T *b = src + base[v];
         const int64_t at = v * lanes;
-        const __m512 lo = window_of(b, low[v], end), hi = window_of(b + lanes, high[v], end);
+        __m512 lo, hi;
+        if constexpr (bf16) {
+            window_pairs_of(b, end, lo, hi);
+        } else {
+            lo = window_of(b, low[v], end);
+            hi = window_of(b + lanes, high[v], end);
+        }
         const __m512 x = _mm512_permutex2var_ps(lo, _mm512_loadu_si512(index + at), hi);
         const __m512 s = _mm512_mask_mul_ps(x, __mmask16(multiply[v]), _mm512_loadu_ps(row_weight + at), x);
         const __m512 r = _mm512_maskz_fmadd_ps(__mmask16(taps[v]), s, _mm512_loadu_ps(column_weight + at), zero);
