@@ -228,8 +228,10 @@ TEST(TbbInterpolatePaths, PlanarSmallPlanes2d) {
     expect_path(make_case(layout::ncx, f32, 1, 200, {5, 1}, {1, 9}), path);
     // diff_dst or diff_src planes of 1 KB or more: the next group prefetched.
     const std::string prefetching = "interpolate:planar_small_planes_2d:f32:cached:next_group_prefetch";
-    expect_path(make_case(layout::ncx, f32, 2, 100, {14, 14}, {28, 28}), prefetching, 3); // the largest planes
-    expect_path(make_case(layout::ncx, f32, 2, 100, {16, 16}, {32, 32}, "nearest"), prefetching);
+    expect_path(make_case(layout::ncx, f32, 2, 100, {12, 12}, {26, 34}), prefetching, 3); // rows over 32
+    // diff_dst rows of 17 to 32 (two vectors), a diff_src row per vector: plane rows.
+    expect_path(make_case(layout::ncx, f32, 2, 100, {14, 14}, {28, 28}), rows, 3); // the largest planes
+    expect_path(make_case(layout::ncx, f32, 2, 100, {16, 16}, {32, 32}, "nearest"), rows);
     expect_path(make_case(layout::nxc, f32, 201, 1, {6, 7}, {13, 14}), rows, 3);
     for (const char *coord : {"align_corners", "asymmetric", "pytorch_half_pixel", "tf_half_pixel_for_nn"}) {
         interp_case c = make_case(layout::ncx, f32, 2, 100, {7, 6}, {13, 14}, "nearest");
@@ -250,8 +252,7 @@ TEST(TbbInterpolatePaths, PlanarSmallPlanes2d) {
         expect_path(make_case(layout::ncx, dt, 2, 100, {20, 40}, {10, 40}),
                 "interpolate:planar_small_planes_2d:converted_in_registers:cached:next_group_prefetch" + vcvtne(dt), 3);
         expect_path(make_case(layout::nxc, dt, 201, 1, {7, 5}, {3, 13}), rows16, 3);
-        expect_path(make_case(layout::ncx, dt, 2, 100, {14, 14}, {28, 28}),
-                "interpolate:planar_small_planes_2d:converted_in_registers:cached:next_group_prefetch" + vcvtne(dt), 3);
+        expect_path(make_case(layout::ncx, dt, 2, 100, {14, 14}, {28, 28}), rows16, 3);
     }
     // Planes too large or too few, diff_dst rows with gaps: the row paths.
     expect_path(make_case(layout::ncx, f32, 2, 100, {17, 16}, {34, 32}),
@@ -456,6 +457,8 @@ TEST(TbbInterpolatePaths, SourceConvertedInRegisters) {
         expect_path(make_case(layout::ncx, dt, 2, 100, {7, 7}, {14, 14}),
                 "interpolate:planar_plane_rows_2d:converted_in_registers:cached" + vcvtne(dt), 3);
         expect_path(make_case(layout::nxc, dt, 201, 1, {14, 14}, {28, 28}),
+                "interpolate:planar_plane_rows_2d:converted_in_registers:cached" + vcvtne(dt));
+        expect_path(make_case(layout::nxc, dt, 201, 1, {12, 12}, {26, 34}),
                 "interpolate:planar_small_planes_2d:converted_in_registers:cached:next_group_prefetch" + vcvtne(dt));
         expect_path(make_case(layout::nxc, dt, 2, 32, {5, 7}, {10, 14}),
                 "interpolate:channels_last_fused_runs_2d:converted_in_registers:batch=1:cached", 3);
@@ -771,13 +774,16 @@ TEST(TbbInterpolatePaths, PlanarPlaneRows2d) {
             expect_path(c, rows, 3);
         }
     }
-    // Rows over 16, more than 8 taps per diff_src element of the inner
-    // axis, diff_src planes as large as diff_dst's: 16 planes in the lanes.
+    // Rows over 32 (or over 16 with two diff_src rows a vector), more than
+    // 8 taps per diff_src element of the inner axis, diff_src planes as
+    // large as diff_dst's: 16 planes in the lanes.
     const std::string lanes = "interpolate:planar_small_planes_2d:f32:cached";
     expect_path(make_case(layout::ncx, f32, 2, 100, {14, 14}, {7, 7}), lanes + ":single_tap", 3);
     expect_path(make_case(layout::ncx, f32, 2, 100, {16, 16}, {8, 8}), lanes + ":single_tap");
     expect_path(make_case(layout::ncx, f32, 2, 100, {20, 40}, {10, 40}), lanes + ":next_group_prefetch"); // windows over 32
-    expect_path(make_case(layout::ncx, f32, 2, 100, {7, 9}, {13, 17}), lanes, 3);
+    expect_path(make_case(layout::ncx, f32, 2, 100, {7, 9}, {13, 17}), "interpolate:planar_plane_rows_2d:f32:cached", 3);
+    expect_path(make_case(layout::ncx, f32, 2, 100, {7, 8}, {13, 17}), lanes, 3);
+    expect_path(make_case(layout::ncx, f32, 2, 100, {12, 12}, {26, 34}), lanes + ":next_group_prefetch", 3);
     expect_path(make_case(layout::ncx, f32, 2, 100, {7, 2}, {14, 16}), lanes, 3);
 }
 

@@ -51,7 +51,9 @@ const shape_case shapes[] = {
         {{5, 1}, {1, 9}, "linear", lanes},
         {{16, 16}, {8, 8}, "linear", lanes, true},
         {{4, 7}, {9, 13}, "nearest", rows},
-        {{14, 14}, {28, 28}, "linear", lanes},
+        {{14, 14}, {28, 28}, "linear", rows}, // rows of 28: two vectors
+        {{20, 10}, {40, 20}, "linear", rows}, // two vectors a row, packed in the stage
+        {{12, 12}, {26, 34}, "linear", lanes},
         {{9, 17}, {5, 9}, "linear", lanes, true},
         {{7, 2}, {14, 16}, "linear", lanes},
 };

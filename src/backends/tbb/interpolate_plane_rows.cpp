@@ -135,17 +135,23 @@ template <typename T> BPG_PLANE_ROWS_INLINE __m512 load_row(const T *at, int64_t
     if constexpr (std::is_same_v<T, float>) return _mm512_maskz_loadu_ps(__mmask16((1u << W) - 1u), at);
     else return convert16::load_first(at, W);
 }
+// Rows of W > 16 (at most 32) take two vectors each (`chunks`).
 template <typename T>
-BPG_PLANE_ROWS_INLINE void stage_plane(const T *plane, int64_t H, int64_t W, const T *end, float *to) {
-    if (end - (plane + (H - 1) * W) >= lanes) { // every row readable 16 wide: no test per row
+BPG_PLANE_ROWS_INLINE void stage_plane(const T *plane, int64_t H, int64_t W, int64_t chunks, const T *end, float *to) {
+    if (end - (plane + (H - 1) * W) >= chunks * lanes) { // every row readable whole: no test per row
 #pragma GCC unroll 4
-        for (int64_t o = 0; o < H; ++o) {
-            if constexpr (std::is_same_v<T, float>) _mm512_store_ps(to + o * lanes, _mm512_loadu_ps(plane + o * W));
-            else _mm512_store_ps(to + o * lanes, convert16::load16(plane + o * W));
-        }
+        for (int64_t o = 0; o < H; ++o)
+            for (int64_t c = 0; c < chunks; ++c) {
+                const T *at = plane + o * W + c * lanes;
+                float *row = to + (o * chunks + c) * lanes;
+                if constexpr (std::is_same_v<T, float>) _mm512_store_ps(row, _mm512_loadu_ps(at));
+                else _mm512_store_ps(row, convert16::load16(at));
+            }
         return;
     }
-    for (int64_t o = 0; o < H; ++o) _mm512_store_ps(to + o * lanes, load_row(plane + o * W, W, end));
+    for (int64_t o = 0; o < H; ++o)
+        for (int64_t c = 0; c < chunks; ++c)
+            _mm512_store_ps(to + (o * chunks + c) * lanes, load_row(plane + o * W + c * lanes, W - c * lanes, end));
 }
 
 // Planes t, t + 1, ... as (image, channel): their offsets without a
@@ -187,6 +193,9 @@ __attribute__((target("avx512f"))) void run_planes(const interp_plan &p, const i
     const T *dd_end = dd + (p.n_count - 1) * p.dd_n + (p.c_count - 1) * p.dd_c + dd_plane;
     const grouped_axis &a = p.grouped[0];
     const int64_t R = tab.rows, vectors = (h + R - 1) / R;
+    // Rows over 16 (one diff_src row per vector): level 0 on both halves,
+    // whose sums are the two sources of the level-1 permutes.
+    const int64_t chunks = W > lanes ? 2 : 1;
     // f32 rows are read in place: the next block's planes are prefetched
     // while this one computes, or the first loads of each block wait on L3.
     // (16-bit planes are staged at a block's start, which the hardware
@@ -196,7 +205,7 @@ __attribute__((target("avx512f"))) void run_planes(const interp_plan &p, const i
     // diff_dst's end, are read from f32 copies: a row per vector (packed
     // rows for planes too tall for that, read 16 wide past the plane).
     alignas(64) float stage[side_by_side][small_plane_max_dd + 2 * lanes];
-    const bool padded = H * lanes <= small_plane_max_dd + 2 * lanes;
+    const bool padded = H * chunks * lanes <= small_plane_max_dd + 2 * lanes;
     const int64_t staged = (dd_plane + lanes - 1) / lanes * lanes;
     if (!padded)
         for (int q = 0; q < side_by_side; ++q) _mm512_store_ps(stage[q] + staged, _mm512_setzero_ps());
@@ -211,15 +220,16 @@ __attribute__((target("avx512f"))) void run_planes(const interp_plan &p, const i
             next = locate(p, cur, tn, t1, dd, ds);
         }
         const float *rows[side_by_side];
-        const bool in_place = std::is_same_v<T, float> && dd_end - (b.dd[side_by_side - 1] + dd_plane - W) >= lanes;
+        const bool in_place =
+                std::is_same_v<T, float> && dd_end - (b.dd[side_by_side - 1] + dd_plane - W) >= chunks * lanes;
         int64_t stride = W;
         for (int q = 0; q < side_by_side; ++q) {
             if (in_place) {
                 rows[q] = reinterpret_cast<const float *>(b.dd[q]);
             } else if (padded) {
-                stage_plane(b.dd[q], H, W, dd_end, stage[q]);
+                stage_plane(b.dd[q], H, W, chunks, dd_end, stage[q]);
                 rows[q] = stage[q];
-                stride = lanes;
+                stride = chunks * lanes;
             } else {
                 for (int64_t e = 0; e < dd_plane; e += lanes)
                     _mm512_store_ps(stage[q] + e, load_row(b.dd[q] + e, std::min(lanes, dd_plane - e), dd_end));
@@ -243,7 +253,12 @@ __attribute__((target("avx512f"))) void run_planes(const interp_plan &p, const i
             if (R == 1) {
                 if (!repeat) {
                     fold_rows(a, i, rows, stride, s0);
-                    gather_rows(tab, s0, s0, v);
+                    if (chunks == 2) {
+                        const float *half[side_by_side];
+                        for (int q = 0; q < side_by_side; ++q) half[q] = rows[q] + lanes;
+                        fold_rows(a, i, half, stride, s1);
+                    }
+                    gather_rows(tab, s0, chunks == 2 ? s1 : s0, v);
                 }
             } else {
                 const bool pair = i + 1 < h && a.sym4[size_t(i)] && a.sym4[size_t(i + 1)] && !a.ones[size_t(i)]
@@ -288,7 +303,9 @@ void run_groups(const interp_plan &p, const inner_taps &tab, const void *dd, voi
 } // namespace
 
 bool plane_rows_fit(const interp_plan &p) {
-    return small_planes_fit(p) && p.in[0] * p.in[1] < p.out[0] * p.out[1] && p.out[1] <= lanes && p.in[1] <= lanes
+    // diff_dst rows of up to 32 where a diff_src row takes a vector alone.
+    const bool row_fits = p.out[1] <= lanes || (p.out[1] <= 2 * lanes && 2 * p.in[1] > lanes);
+    return small_planes_fit(p) && p.in[0] * p.in[1] < p.out[0] * p.out[1] && row_fits && p.in[1] <= lanes
             && p.axes[1].max_taps <= plane_rows_max_inner_taps;
 }
 
