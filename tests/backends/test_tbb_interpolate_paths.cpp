@@ -252,7 +252,9 @@ TEST(TbbInterpolatePaths, PlanarSmallPlanes2d) {
         expect_path(make_case(layout::ncx, dt, 2, 100, {20, 40}, {10, 40}),
                 "interpolate:planar_small_planes_2d:converted_in_registers:cached:next_group_prefetch" + vcvtne(dt), 3);
         expect_path(make_case(layout::nxc, dt, 201, 1, {7, 5}, {3, 13}), rows16, 3);
-        expect_path(make_case(layout::ncx, dt, 2, 100, {14, 14}, {28, 28}), rows16, 3);
+        // 16-bit planes of 1 KB or more: the next block prefetched.
+        expect_path(make_case(layout::ncx, dt, 2, 100, {14, 14}, {28, 28}),
+                "interpolate:planar_plane_rows_2d:converted_in_registers:cached:next_group_prefetch" + vcvtne(dt), 3);
     }
     // Planes too large or too few, diff_dst rows with gaps: the row paths.
     expect_path(make_case(layout::ncx, f32, 2, 100, {17, 16}, {34, 32}),
@@ -457,7 +459,7 @@ TEST(TbbInterpolatePaths, SourceConvertedInRegisters) {
         expect_path(make_case(layout::ncx, dt, 2, 100, {7, 7}, {14, 14}),
                 "interpolate:planar_plane_rows_2d:converted_in_registers:cached" + vcvtne(dt), 3);
         expect_path(make_case(layout::nxc, dt, 201, 1, {14, 14}, {28, 28}),
-                "interpolate:planar_plane_rows_2d:converted_in_registers:cached" + vcvtne(dt));
+                "interpolate:planar_plane_rows_2d:converted_in_registers:cached:next_group_prefetch" + vcvtne(dt));
         expect_path(make_case(layout::nxc, dt, 201, 1, {12, 12}, {26, 34}),
                 "interpolate:planar_small_planes_2d:converted_in_registers:cached:next_group_prefetch" + vcvtne(dt));
         expect_path(make_case(layout::nxc, dt, 2, 32, {5, 7}, {10, 14}),
@@ -818,11 +820,16 @@ TEST(TbbInterpolatePaths, PlanarPlaneRows2dBlocksAndStaging) {
             {2, 101, {4, 8}, {8, 16}, "linear", "half_pixel"},         // one diff_src row per vector
             {2, 101, {3, 3}, {6, 6}, "linear", "align_corners"},       // a plane in one vector
     };
+    // 16-bit diff_dst planes of 1 KB or more: the next block prefetched.
+    auto rows_path = [](data_type dt, const shape &s) {
+        const bool prefetched = dt != f32 && s.dst[0] * s.dst[1] * 2 >= 1024;
+        return "interpolate:planar_plane_rows_2d:" + std::string(dt == f32 ? "f32" : "converted_in_registers")
+                + ":cached" + (prefetched ? ":next_group_prefetch" : "") + vcvtne(dt);
+    };
     for (data_type dt : {f32, bf16, f16}) {
-        const std::string rows = "interpolate:planar_plane_rows_2d:"
-                + std::string(dt == f32 ? "f32" : "converted_in_registers") + ":cached" + vcvtne(dt);
         for (const shape &s : shapes)
             for (layout l : {layout::ncx, layout::nxc, layout::ncx_channels_last}) {
+                const std::string rows = rows_path(dt, s);
                 // Planar layouts of NXC data need C = 1.
                 interp_case c = l == layout::ncx ? make_case(l, dt, s.n, s.c, s.src, s.dst, s.mode)
                                                  : make_case(l, dt, s.n * s.c, 1, s.src, s.dst, s.mode);
@@ -836,6 +843,7 @@ TEST(TbbInterpolatePaths, PlanarPlaneRows2dBlocksAndStaging) {
             interp_case few = make_case(layout::ncx, dt, 1, 8, s.src, s.dst, s.mode);
             many.coord = few.coord = s.coord;
             SCOPED_TRACE(many.name());
+            const std::string rows = rows_path(dt, s);
             const size_t dd_plane = size_t(s.dst[0] * s.dst[1]), ds_plane = size_t(s.src[0] * s.src[1]);
             const std::vector<float> dd = full_mantissas(200 * dd_plane, 7);
             std::vector<float> got, want;

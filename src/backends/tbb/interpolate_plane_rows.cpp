@@ -198,9 +198,11 @@ __attribute__((target("avx512f"))) void run_planes(const interp_plan &p, const i
     const int64_t chunks = W > lanes ? 2 : 1;
     // f32 rows are read in place: the next block's planes are prefetched
     // while this one computes, or the first loads of each block wait on L3.
-    // (16-bit planes are staged at a block's start, which the hardware
-    // prefetchers keep up with; prefetching them measured slower.)
-    constexpr bool prefetch = std::is_same_v<T, float>;
+    // 16-bit planes are staged at a block's start, which the hardware
+    // prefetchers keep up with where planes are small (prefetching them
+    // measured slower); planes of 1 KB or more are prefetched too
+    // (interp_plan::next_group_prefetch).
+    const bool prefetch = std::is_same_v<T, float> || p.next_group_prefetch;
     // 16-bit planes, and f32 ones whose last row ends within 16 values of
     // diff_dst's end, are read from f32 copies: a row per vector (packed
     // rows for planes too tall for that, read 16 wide past the plane).
