@@ -230,8 +230,8 @@ TEST(TbbInterpolatePaths, PlanarSmallPlanes2d) {
     const std::string prefetching = "interpolate:planar_small_planes_2d:f32:cached:next_group_prefetch";
     expect_path(make_case(layout::ncx, f32, 2, 100, {12, 12}, {26, 34}), prefetching, 3); // rows over 32
     // diff_dst rows of 17 to 32 (two vectors), a diff_src row per vector: plane rows.
-    expect_path(make_case(layout::ncx, f32, 2, 100, {14, 14}, {28, 28}), rows, 3); // the largest planes
-    expect_path(make_case(layout::ncx, f32, 2, 100, {16, 16}, {32, 32}, "nearest"), rows);
+    expect_path(make_case(layout::ncx, f32, 2, 100, {14, 14}, {28, 28}), rows + ":next_group_prefetch", 3);
+    expect_path(make_case(layout::ncx, f32, 2, 100, {16, 16}, {32, 32}, "nearest"), rows + ":next_group_prefetch");
     expect_path(make_case(layout::nxc, f32, 201, 1, {6, 7}, {13, 14}), rows, 3);
     for (const char *coord : {"align_corners", "asymmetric", "pytorch_half_pixel", "tf_half_pixel_for_nn"}) {
         interp_case c = make_case(layout::ncx, f32, 2, 100, {7, 6}, {13, 14}, "nearest");
@@ -756,12 +756,16 @@ TEST(TbbInterpolatePaths, PlanarPlaneRows2d) {
     for (data_type dt : {f32, bf16, f16}) {
         const std::string rows = "interpolate:planar_plane_rows_2d:"
                 + std::string(dt == f32 ? "f32" : "converted_in_registers") + ":cached" + vcvtne(dt);
+        // f32 planes of 16x16 are 1 KB: next_group_prefetch.
+        const std::string rows16x16 = "interpolate:planar_plane_rows_2d:"
+                + std::string(dt == f32 ? "f32:cached:next_group_prefetch" : "converted_in_registers:cached")
+                + vcvtne(dt);
         for (int threads : {1, 3}) {
             expect_path(make_case(layout::ncx, dt, 2, 100, {7, 7}, {14, 14}), rows, threads);
-            expect_path(make_case(layout::ncx, dt, 2, 100, {8, 8}, {16, 16}, "nearest"), rows, threads);
+            expect_path(make_case(layout::ncx, dt, 2, 100, {8, 8}, {16, 16}, "nearest"), rows16x16, threads);
         }
         expect_path(make_case(layout::ncx, dt, 2, 100, {7, 7}, {14, 14}, "nearest"), rows, 3);
-        expect_path(make_case(layout::ncx, dt, 2, 100, {8, 8}, {16, 16}), rows);
+        expect_path(make_case(layout::ncx, dt, 2, 100, {8, 8}, {16, 16}), rows16x16);
         expect_path(make_case(layout::ncx, dt, 1, 200, {5, 1}, {9, 4}), rows, 3);
         expect_path(make_case(layout::ncx, dt, 1, 200, {3, 5}, {6, 3}, "nearest"), rows, 3);
         expect_path(make_case(layout::ncx, dt, 1, 200, {5, 16}, {9, 16}), rows);
@@ -820,9 +824,9 @@ TEST(TbbInterpolatePaths, PlanarPlaneRows2dBlocksAndStaging) {
             {2, 101, {4, 8}, {8, 16}, "linear", "half_pixel"},         // one diff_src row per vector
             {2, 101, {3, 3}, {6, 6}, "linear", "align_corners"},       // a plane in one vector
     };
-    // 16-bit diff_dst planes of 1 KB or more: the next block prefetched.
+    // diff_dst planes of 1 KB or more: next_group_prefetch.
     auto rows_path = [](data_type dt, const shape &s) {
-        const bool prefetched = dt != f32 && s.dst[0] * s.dst[1] * 2 >= 1024;
+        const bool prefetched = s.dst[0] * s.dst[1] * (dt == f32 ? 4 : 2) >= 1024;
         return "interpolate:planar_plane_rows_2d:" + std::string(dt == f32 ? "f32" : "converted_in_registers")
                 + ":cached" + (prefetched ? ":next_group_prefetch" : "") + vcvtne(dt);
     };

@@ -187,7 +187,7 @@ BPG_PLANE_ROWS_INLINE block_planes<T> locate(const interp_plan &p, plane_cursor 
 // Planes [t0, t1). Lanes of the side-by-side block past t1 run a copy of
 // the last plane and store nothing.
 template <typename T>
-__attribute__((target("avx512f"))) void run_planes(const interp_plan &p, const inner_taps &tab, const T *dd, T *ds,
+__attribute__((target("avx512f,prfchw"))) void run_planes(const interp_plan &p, const inner_taps &tab, const T *dd, T *ds,
         int64_t t0, int64_t t1) {
     const int64_t W = p.out[1], H = p.out[0], w = p.in[1], h = p.in[0], dd_plane = H * W, ds_plane = h * w;
     const T *dd_end = dd + (p.n_count - 1) * p.dd_n + (p.c_count - 1) * p.dd_c + dd_plane;
@@ -200,9 +200,13 @@ __attribute__((target("avx512f"))) void run_planes(const interp_plan &p, const i
     // while this one computes, or the first loads of each block wait on L3.
     // 16-bit planes are staged at a block's start, which the hardware
     // prefetchers keep up with where planes are small (prefetching them
-    // measured slower); planes of 1 KB or more are prefetched too
-    // (interp_plan::next_group_prefetch).
+    // measured slower). Planes of 1 KB or more (interp_plan::
+    // next_group_prefetch): 16-bit ones prefetched too, f32 ones into L2
+    // (four such planes into L1 evicted the rows being summed), and the
+    // next block's diff_src planes for writing.
     const bool prefetch = std::is_same_v<T, float> || p.next_group_prefetch;
+    const bool into_l2 = std::is_same_v<T, float> && p.next_group_prefetch;
+    const int64_t ds_lines = (ds_plane * int64_t(sizeof(T)) + 63) / 64 + 1; // a plane's lines, unaligned
     // 16-bit planes, and f32 ones whose last row ends within 16 values of
     // diff_dst's end, are read from f32 copies: a row per vector (packed
     // rows for planes too tall for that, read 16 wide past the plane).
@@ -244,8 +248,17 @@ __attribute__((target("avx512f"))) void run_planes(const interp_plan &p, const i
             if (prefetch && tn < t1) {
                 const int64_t l0 = vec * plane_lines / vectors, l1 = (vec + 1) * plane_lines / vectors;
                 for (int q = 0; q < side_by_side; ++q)
+                    for (int64_t l = l0; l < l1; ++l) {
+                        const char *line = reinterpret_cast<const char *>(next.dd[q]) + 64 * l;
+                        if (into_l2) _mm_prefetch(line, _MM_HINT_T1);
+                        else _mm_prefetch(line, _MM_HINT_T0);
+                    }
+            }
+            if (p.next_group_prefetch && tn < t1) {
+                const int64_t l0 = vec * ds_lines / vectors, l1 = (vec + 1) * ds_lines / vectors;
+                for (int q = 0; q < side_by_side; ++q)
                     for (int64_t l = l0; l < l1; ++l)
-                        _mm_prefetch(reinterpret_cast<const char *>(next.dd[q]) + 64 * l, _MM_HINT_T0);
+                        __builtin_prefetch(reinterpret_cast<const char *>(next.ds[q]) + 64 * l, 1, 3);
             }
             const int64_t i = vec * R;
             // An input whose taps repeat the previous input's (2x
