@@ -756,10 +756,7 @@ TEST(TbbInterpolatePaths, PlanarPlaneRows2d) {
     for (data_type dt : {f32, bf16, f16}) {
         const std::string rows = "interpolate:planar_plane_rows_2d:"
                 + std::string(dt == f32 ? "f32" : "converted_in_registers") + ":cached" + vcvtne(dt);
-        // f32 planes of 16x16 are 1 KB: next_group_prefetch.
-        const std::string rows16x16 = "interpolate:planar_plane_rows_2d:"
-                + std::string(dt == f32 ? "f32:cached:next_group_prefetch" : "converted_in_registers:cached")
-                + vcvtne(dt);
+        const std::string rows16x16 = rows; // 1 KB f32 planes: no next_group_prefetch
         for (int threads : {1, 3}) {
             expect_path(make_case(layout::ncx, dt, 2, 100, {7, 7}, {14, 14}), rows, threads);
             expect_path(make_case(layout::ncx, dt, 2, 100, {8, 8}, {16, 16}, "nearest"), rows16x16, threads);
@@ -824,9 +821,9 @@ TEST(TbbInterpolatePaths, PlanarPlaneRows2dBlocksAndStaging) {
             {2, 101, {4, 8}, {8, 16}, "linear", "half_pixel"},         // one diff_src row per vector
             {2, 101, {3, 3}, {6, 6}, "linear", "align_corners"},       // a plane in one vector
     };
-    // diff_dst planes of 1 KB or more: next_group_prefetch.
+    // diff_dst planes of 1.5 KB or more: next_group_prefetch.
     auto rows_path = [](data_type dt, const shape &s) {
-        const bool prefetched = s.dst[0] * s.dst[1] * (dt == f32 ? 4 : 2) >= 1024;
+        const bool prefetched = s.dst[0] * s.dst[1] * (dt == f32 ? 4 : 2) >= 1536;
         return "interpolate:planar_plane_rows_2d:" + std::string(dt == f32 ? "f32" : "converted_in_registers")
                 + ":cached" + (prefetched ? ":next_group_prefetch" : "") + vcvtne(dt);
     };

@@ -305,9 +305,9 @@ void choose_interp_path(interp_plan &p) {
         p.column_prefetch_bytes = int64_t(2) << 10;
     const int64_t largest_plane = std::max(p.out[0] * p.out[1], p.in[0] * p.in[1]) * int64_t(size_of(p.dt));
     p.single_tap = p.levels == interp_levels::planar_small_planes_2d && single_tap_fit(p);
-    p.next_group_prefetch = ((p.levels == interp_levels::planar_small_planes_2d && !p.single_tap)
-                                    || p.levels == interp_levels::planar_plane_rows_2d)
-            && largest_plane >= small_planes_prefetch_min_bytes;
+    p.next_group_prefetch = (p.levels == interp_levels::planar_small_planes_2d && !p.single_tap
+                                    && largest_plane >= small_planes_prefetch_min_bytes)
+            || (p.levels == interp_levels::planar_plane_rows_2d && largest_plane >= plane_rows_prefetch_min_bytes);
     p.store = store_of(p);
     const bool streamed_runs = p.levels == interp_levels::channels_last_runs_1d && p.store == interp_store::nontemporal;
     p.bf16_vcvtne = (small_planes(p) || streamed_runs) && p.dt == data_type::bf16 && has_avx512_bf16();

@@ -185,8 +185,10 @@ BPG_PLANE_ROWS_INLINE block_planes<T> locate(const interp_plan &p, plane_cursor 
 }
 
 // Planes [t0, t1). Lanes of the side-by-side block past t1 run a copy of
-// the last plane and store nothing.
-template <typename T>
+// the last plane and store nothing. CHUNKS: vectors a diff_dst row (rows
+// over 16: 2); PREFETCH_NEXT: interp_plan::next_group_prefetch (both fixed
+// at compile: tested per vector, they slowed the 7x7 planes by 6 %).
+template <typename T, int CHUNKS, bool PREFETCH_NEXT>
 __attribute__((target("avx512f,prfchw"))) void run_planes(const interp_plan &p, const inner_taps &tab, const T *dd, T *ds,
         int64_t t0, int64_t t1) {
     const int64_t W = p.out[1], H = p.out[0], w = p.in[1], h = p.in[0], dd_plane = H * W, ds_plane = h * w;
@@ -195,7 +197,7 @@ __attribute__((target("avx512f,prfchw"))) void run_planes(const interp_plan &p, 
     const int64_t R = tab.rows, vectors = (h + R - 1) / R;
     // Rows over 16 (one diff_src row per vector): level 0 on both halves,
     // whose sums are the two sources of the level-1 permutes.
-    const int64_t chunks = W > lanes ? 2 : 1;
+    constexpr int64_t chunks = CHUNKS;
     // f32 rows are read in place: the next block's planes are prefetched
     // while this one computes, or the first loads of each block wait on L3.
     // 16-bit planes are staged at a block's start, which the hardware
@@ -204,8 +206,8 @@ __attribute__((target("avx512f,prfchw"))) void run_planes(const interp_plan &p, 
     // next_group_prefetch): 16-bit ones prefetched too, f32 ones into L2
     // (four such planes into L1 evicted the rows being summed), and the
     // next block's diff_src planes for writing.
-    const bool prefetch = std::is_same_v<T, float> || p.next_group_prefetch;
-    const bool into_l2 = std::is_same_v<T, float> && p.next_group_prefetch;
+    constexpr bool prefetch = std::is_same_v<T, float> || PREFETCH_NEXT;
+    constexpr bool into_l2 = std::is_same_v<T, float> && PREFETCH_NEXT;
     const int64_t ds_lines = (ds_plane * int64_t(sizeof(T)) + 63) / 64 + 1; // a plane's lines, unaligned
     // 16-bit planes, and f32 ones whose last row ends within 16 values of
     // diff_dst's end, are read from f32 copies: a row per vector (packed
@@ -250,11 +252,11 @@ __attribute__((target("avx512f,prfchw"))) void run_planes(const interp_plan &p, 
                 for (int q = 0; q < side_by_side; ++q)
                     for (int64_t l = l0; l < l1; ++l) {
                         const char *line = reinterpret_cast<const char *>(next.dd[q]) + 64 * l;
-                        if (into_l2) _mm_prefetch(line, _MM_HINT_T1);
+                        if constexpr (into_l2) _mm_prefetch(line, _MM_HINT_T1);
                         else _mm_prefetch(line, _MM_HINT_T0);
                     }
             }
-            if (p.next_group_prefetch && tn < t1) {
+            if (PREFETCH_NEXT && tn < t1) {
                 const int64_t l0 = vec * ds_lines / vectors, l1 = (vec + 1) * ds_lines / vectors;
                 for (int q = 0; q < side_by_side; ++q)
                     for (int64_t l = l0; l < l1; ++l)
@@ -268,7 +270,7 @@ __attribute__((target("avx512f,prfchw"))) void run_planes(const interp_plan &p, 
             if (R == 1) {
                 if (!repeat) {
                     fold_rows(a, i, rows, stride, s0);
-                    if (chunks == 2) {
+                    if constexpr (chunks == 2) {
                         const float *half[side_by_side];
                         for (int q = 0; q < side_by_side; ++q) half[q] = rows[q] + lanes;
                         fold_rows(a, i, half, stride, s1);
@@ -311,8 +313,9 @@ __attribute__((target("avx512f,prfchw"))) void run_planes(const interp_plan &p, 
 template <typename T>
 void run_groups(const interp_plan &p, const inner_taps &tab, const void *dd, void *ds, int64_t g0, int64_t g1) {
     const int64_t planes = p.n_count * p.c_count;
-    run_planes(p, tab, static_cast<const T *>(dd), static_cast<T *>(ds), g0 * group_planes,
-            std::min(planes, g1 * group_planes));
+    auto run = p.out[1] > lanes ? (p.next_group_prefetch ? run_planes<T, 2, true> : run_planes<T, 2, false>)
+                                : (p.next_group_prefetch ? run_planes<T, 1, true> : run_planes<T, 1, false>);
+    run(p, tab, static_cast<const T *>(dd), static_cast<T *>(ds), g0 * group_planes, std::min(planes, g1 * group_planes));
 }
 
 } // namespace
