@@ -246,6 +246,8 @@ __attribute__((target("avx512f,prfchw"))) void run_planes(const interp_plan &p, 
         }
         const int stored = int(std::min<int64_t>(side_by_side, t1 - t));
         __m512 s0[side_by_side] = {}, s1[side_by_side] = {}, v[side_by_side] = {};
+        __m512 h0[side_by_side] = {}, h1[side_by_side] = {}; // rows over 16: the next input's sums
+        bool held = false;
         for (int64_t vec = 0; vec < vectors; ++vec) {
             if (prefetch && tn < t1) {
                 const int64_t l0 = vec * plane_lines / vectors, l1 = (vec + 1) * plane_lines / vectors;
@@ -267,15 +269,32 @@ __attribute__((target("avx512f,prfchw"))) void run_planes(const interp_plan &p, 
             // downsampling) has its sums; with a row per vector, its
             // diff_src row too (v still holds it).
             const bool repeat = i > 0 && a.repeats[size_t(i)];
-            if (R == 1) {
-                if (!repeat) {
-                    fold_rows(a, i, rows, stride, s0);
-                    if constexpr (chunks == 2) {
-                        const float *half[side_by_side];
-                        for (int q = 0; q < side_by_side; ++q) half[q] = rows[q] + lanes;
+            if (R == 1 && chunks == 2) {
+                // Rows over 16: inputs i and i + 1 of the paired form fold
+                // both halves from six shared rows (fold_sym4_pair), input
+                // i + 1's sums kept for the next vector.
+                const float *half[side_by_side];
+                for (int q = 0; q < side_by_side; ++q) half[q] = rows[q] + lanes;
+                if (held) {
+                    for (int q = 0; q < side_by_side; ++q) s0[q] = h0[q], s1[q] = h1[q];
+                    held = false;
+                    gather_rows(tab, s0, s1, v);
+                } else if (!repeat) {
+                    if (i + 1 < h && a.sym4[size_t(i)] && a.sym4[size_t(i + 1)] && !a.ones[size_t(i)]
+                            && !a.ones[size_t(i + 1)]) {
+                        fold_sym4_pair(a, i, rows, stride, s0, h0);
+                        fold_sym4_pair(a, i, half, stride, s1, h1);
+                        held = true;
+                    } else {
+                        fold_rows(a, i, rows, stride, s0);
                         fold_rows(a, i, half, stride, s1);
                     }
-                    gather_rows(tab, s0, chunks == 2 ? s1 : s0, v);
+                    gather_rows(tab, s0, s1, v);
+                }
+            } else if (R == 1) {
+                if (!repeat) {
+                    fold_rows(a, i, rows, stride, s0);
+                    gather_rows(tab, s0, s0, v);
                 }
             } else {
                 const bool pair = i + 1 < h && a.sym4[size_t(i)] && a.sym4[size_t(i + 1)] && !a.ones[size_t(i)]
