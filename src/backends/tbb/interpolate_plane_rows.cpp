@@ -202,12 +202,13 @@ __attribute__((target("avx512f,prfchw"))) void run_planes(const interp_plan &p, 
     // while this one computes, or the first loads of each block wait on L3.
     // 16-bit planes are staged at a block's start, which the hardware
     // prefetchers keep up with where planes are small (prefetching them
-    // measured slower). Planes of 1 KB or more (interp_plan::
-    // next_group_prefetch): 16-bit ones prefetched too, f32 ones into L2
-    // (four such planes into L1 evicted the rows being summed), and the
-    // next block's diff_src planes for writing.
+    // measured slower). Larger planes (interp_plan::next_group_prefetch)
+    // prefetch into L2 instead (four such planes into L1 evicted the rows
+    // being summed): f32 the next block, 16-bit the block after it (the
+    // next one's staging loads still waited), and the next block's
+    // diff_src planes for writing.
     constexpr bool prefetch = std::is_same_v<T, float> || PREFETCH_NEXT;
-    constexpr bool into_l2 = std::is_same_v<T, float> && PREFETCH_NEXT;
+    constexpr bool two_ahead = !std::is_same_v<T, float> && PREFETCH_NEXT;
     const int64_t ds_lines = (ds_plane * int64_t(sizeof(T)) + 63) / 64 + 1; // a plane's lines, unaligned
     // 16-bit planes, and f32 ones whose last row ends within 16 values of
     // diff_dst's end, are read from f32 copies: a row per vector (packed
@@ -226,6 +227,16 @@ __attribute__((target("avx512f,prfchw"))) void run_planes(const interp_plan &p, 
         if (tn < t1) {
             cur.advance(side_by_side);
             next = locate(p, cur, tn, t1, dd, ds);
+        }
+        block_planes<T> ahead = next; // the block whose diff_dst is prefetched
+        bool has_ahead = tn < t1;
+        if constexpr (two_ahead) {
+            has_ahead = tn + side_by_side < t1;
+            if (has_ahead) {
+                plane_cursor after = cur;
+                after.advance(side_by_side);
+                ahead = locate(p, after, tn + side_by_side, t1, dd, ds);
+            }
         }
         const float *rows[side_by_side];
         const bool in_place =
@@ -249,12 +260,12 @@ __attribute__((target("avx512f,prfchw"))) void run_planes(const interp_plan &p, 
         __m512 h0[side_by_side] = {}, h1[side_by_side] = {}; // rows over 16: the next input's sums
         bool held = false;
         for (int64_t vec = 0; vec < vectors; ++vec) {
-            if (prefetch && tn < t1) {
+            if (prefetch && has_ahead) {
                 const int64_t l0 = vec * plane_lines / vectors, l1 = (vec + 1) * plane_lines / vectors;
                 for (int q = 0; q < side_by_side; ++q)
                     for (int64_t l = l0; l < l1; ++l) {
-                        const char *line = reinterpret_cast<const char *>(next.dd[q]) + 64 * l;
-                        if constexpr (into_l2) _mm_prefetch(line, _MM_HINT_T1);
+                        const char *line = reinterpret_cast<const char *>(ahead.dd[q]) + 64 * l;
+                        if constexpr (PREFETCH_NEXT) _mm_prefetch(line, _MM_HINT_T1);
                         else _mm_prefetch(line, _MM_HINT_T0);
                     }
             }
