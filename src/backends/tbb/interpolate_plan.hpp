@@ -160,10 +160,10 @@ struct interp_plan {
     // small_planes_prefetch_min_bytes: each group prefetches the next
     // group's diff_dst planes into L2 as it reads its own (to_tile), and
     // its diff_src planes for writing as it stores its own (from_tile);
-    // else diff_src planes a few at a time per input. planar_plane_rows_2d:
-    // the next block's diff_dst planes spread over the block's vectors
-    // (16-bit into L1, as f32 always does; f32 into L2 instead), and its
-    // diff_src planes for writing.
+    // else diff_src planes a few at a time per input. planar_plane_rows_2d
+    // (planes of plane_rows_prefetch_min_bytes): diff_dst into L2 (f32 the
+    // next block's, 16-bit the one after), and the next block's diff_src
+    // planes for writing, spread over the block's vectors.
     bool next_group_prefetch = false;
     // planar_small_planes_2d with at most one tap per input on both axes
     // (single_tap_fit): plane by plane, each diff_src vector a permute of
