@@ -163,7 +163,8 @@ struct interp_plan {
     // else diff_src planes a few at a time per input. planar_plane_rows_2d
     // (planes of plane_rows_prefetch_min_bytes): diff_dst into L2 (f32 the
     // next block's, 16-bit the one after), and the next block's diff_src
-    // planes for writing, spread over the block's vectors.
+    // planes for writing, spread over the block's vectors; 16-bit rows over
+    // 16 then read in place, not staged.
     bool next_group_prefetch = false;
     // planar_small_planes_2d with at most one tap per input on both axes
     // (single_tap_fit): plane by plane, each diff_src vector a permute of

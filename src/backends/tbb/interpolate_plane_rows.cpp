@@ -51,12 +51,17 @@ inner_taps inner_taps_of(const interp_plan &p) {
 
 #define BPG_PLANE_ROWS_INLINE __attribute__((target("avx512f"), always_inline)) inline
 
+// 16 values of a row as f32: staged or f32 rows, or 16-bit rows read in place.
+BPG_PLANE_ROWS_INLINE __m512 load_lanes(const float *at) { return _mm512_loadu_ps(at); }
+template <typename E> BPG_PLANE_ROWS_INLINE __m512 load_lanes(const E *at) { return convert16::load16(at); }
+
 // Level 0 for input i of axis 0 in the planes side by side: sum_taps' fold
 // (tap_sum.hpp) on whole rows. Each group of taps is summed in output order,
 // multiplied by its weight unless every weight of the input is 1, and added
 // to the groups before it; no taps: zero. Row o of plane q is at
 // rows[q] + o * stride, 16 floats readable.
-BPG_PLANE_ROWS_INLINE void fold_rows(const grouped_axis &a, int64_t i, const float *const *rows, int64_t stride,
+template <typename E>
+BPG_PLANE_ROWS_INLINE void fold_rows(const grouped_axis &a, int64_t i, const E *const *rows, int64_t stride,
         __m512 *out) {
     const int64_t t0 = a.begin[size_t(i)], t1 = a.begin[size_t(i) + 1];
     const bool ones = a.ones[size_t(i)] != 0;
@@ -64,11 +69,11 @@ BPG_PLANE_ROWS_INLINE void fold_rows(const grouped_axis &a, int64_t i, const flo
     for (int64_t t = t0; t < t1;) {
         __m512 s[side_by_side];
         int64_t at = a.output[size_t(t)] * stride;
-        for (int q = 0; q < side_by_side; ++q) s[q] = _mm512_loadu_ps(rows[q] + at);
+        for (int q = 0; q < side_by_side; ++q) s[q] = load_lanes(rows[q] + at);
         int64_t e = t + 1;
         for (; e < t1 && !a.start[size_t(e)]; ++e) {
             at = a.output[size_t(e)] * stride;
-            for (int q = 0; q < side_by_side; ++q) s[q] = _mm512_add_ps(s[q], _mm512_loadu_ps(rows[q] + at));
+            for (int q = 0; q < side_by_side; ++q) s[q] = _mm512_add_ps(s[q], load_lanes(rows[q] + at));
         }
         if (!ones) {
             const __m512 w = _mm512_set1_ps(a.weight[size_t(t)]);
@@ -84,17 +89,35 @@ BPG_PLANE_ROWS_INLINE void fold_rows(const grouped_axis &a, int64_t i, const flo
 // 2i + 2, input i + 1 rows 2i + 1 .. 2i + 4, so the six rows are loaded once
 // for both. The fold is fold_rows' on those taps: wa * (x[2i-1] + x[2i+2])
 // + wb * (x[2i] + x[2i+1]).
-BPG_PLANE_ROWS_INLINE void fold_sym4_pair(const grouped_axis &a, int64_t i, const float *const *rows, int64_t stride,
+template <typename E>
+BPG_PLANE_ROWS_INLINE void fold_sym4_pair(const grouped_axis &a, int64_t i, const E *const *rows, int64_t stride,
         __m512 *first, __m512 *second) {
     const __m512 wa = _mm512_set1_ps(a.sym4_wa), wb = _mm512_set1_ps(a.sym4_wb);
     for (int q = 0; q < side_by_side; ++q) {
-        const float *r = rows[q] + (2 * i - 1) * stride;
-        const __m512 x0 = _mm512_loadu_ps(r), x1 = _mm512_loadu_ps(r + stride), x2 = _mm512_loadu_ps(r + 2 * stride),
-                     x3 = _mm512_loadu_ps(r + 3 * stride), x4 = _mm512_loadu_ps(r + 4 * stride),
-                     x5 = _mm512_loadu_ps(r + 5 * stride);
+        const E *r = rows[q] + (2 * i - 1) * stride;
+        const __m512 x0 = load_lanes(r), x1 = load_lanes(r + stride), x2 = load_lanes(r + 2 * stride),
+                     x3 = load_lanes(r + 3 * stride), x4 = load_lanes(r + 4 * stride), x5 = load_lanes(r + 5 * stride);
         first[q] = _mm512_add_ps(_mm512_mul_ps(wa, _mm512_add_ps(x0, x3)), _mm512_mul_ps(wb, _mm512_add_ps(x1, x2)));
         second[q] = _mm512_add_ps(_mm512_mul_ps(wa, _mm512_add_ps(x2, x5)), _mm512_mul_ps(wb, _mm512_add_ps(x3, x4)));
     }
+}
+
+// Rows over 16, input i: the sums of both halves (s0, s1); where inputs i
+// and i + 1 both have the paired form, input i + 1's too (n0, n1), from six
+// shared rows (returns true).
+template <typename E>
+BPG_PLANE_ROWS_INLINE bool fold_halves(const grouped_axis &a, int64_t i, int64_t h, const E *const *rows,
+        int64_t stride, __m512 *s0, __m512 *s1, __m512 *n0, __m512 *n1) {
+    const E *half[side_by_side];
+    for (int q = 0; q < side_by_side; ++q) half[q] = rows[q] + lanes;
+    if (i + 1 < h && a.sym4[size_t(i)] && a.sym4[size_t(i + 1)] && !a.ones[size_t(i)] && !a.ones[size_t(i + 1)]) {
+        fold_sym4_pair(a, i, rows, stride, s0, n0);
+        fold_sym4_pair(a, i, half, stride, s1, n1);
+        return true;
+    }
+    fold_rows(a, i, rows, stride, s0);
+    fold_rows(a, i, half, stride, s1);
+    return false;
 }
 
 // Level 1: each lane's FMA chain from zero over its taps, in table order
@@ -238,11 +261,14 @@ __attribute__((target("avx512f,prfchw"))) void run_planes(const interp_plan &p, 
                 ahead = locate(p, after, tn + side_by_side, t1, dd, ds);
             }
         }
-        const float *rows[side_by_side];
-        const bool in_place =
-                std::is_same_v<T, float> && dd_end - (b.dd[side_by_side - 1] + dd_plane - W) >= chunks * lanes;
+        const float *rows[side_by_side] = {};
+        const bool readable = dd_end - (b.dd[side_by_side - 1] + dd_plane - W) >= chunks * lanes;
+        const bool in_place = std::is_same_v<T, float> && readable;
+        // 16-bit rows over 16 of large planes: read and widened in place
+        // (prefetched two blocks ahead), no staging at each block's start.
+        const bool direct = !std::is_same_v<T, float> && two_ahead && chunks == 2 && readable;
         int64_t stride = W;
-        for (int q = 0; q < side_by_side; ++q) {
+        for (int q = 0; q < side_by_side && !direct; ++q) {
             if (in_place) {
                 rows[q] = reinterpret_cast<const float *>(b.dd[q]);
             } else if (padded) {
@@ -284,22 +310,13 @@ __attribute__((target("avx512f,prfchw"))) void run_planes(const interp_plan &p, 
                 // Rows over 16: inputs i and i + 1 of the paired form fold
                 // both halves from six shared rows (fold_sym4_pair), input
                 // i + 1's sums kept for the next vector.
-                const float *half[side_by_side];
-                for (int q = 0; q < side_by_side; ++q) half[q] = rows[q] + lanes;
                 if (held) {
                     for (int q = 0; q < side_by_side; ++q) s0[q] = h0[q], s1[q] = h1[q];
                     held = false;
                     gather_rows(tab, s0, s1, v);
                 } else if (!repeat) {
-                    if (i + 1 < h && a.sym4[size_t(i)] && a.sym4[size_t(i + 1)] && !a.ones[size_t(i)]
-                            && !a.ones[size_t(i + 1)]) {
-                        fold_sym4_pair(a, i, rows, stride, s0, h0);
-                        fold_sym4_pair(a, i, half, stride, s1, h1);
-                        held = true;
-                    } else {
-                        fold_rows(a, i, rows, stride, s0);
-                        fold_rows(a, i, half, stride, s1);
-                    }
+                    held = direct ? fold_halves(a, i, h, b.dd, W, s0, s1, h0, h1)
+                                  : fold_halves(a, i, h, rows, stride, s0, s1, h0, h1);
                     gather_rows(tab, s0, s1, v);
                 }
             } else if (R == 1) {
