@@ -223,19 +223,18 @@ __attribute__((target("avx512f,prfchw"))) void run_planes(const interp_plan &p, 
     constexpr int64_t chunks = CHUNKS;
     // f32 rows are read in place: the next block's planes are prefetched
     // while this one computes, or the first loads of each block wait on L3.
-    // 16-bit planes are staged at a block's start, which the hardware
-    // prefetchers keep up with where planes are small (prefetching them
-    // measured slower). Larger planes (interp_plan::next_group_prefetch)
-    // prefetch into L2 instead (four such planes into L1 evicted the rows
-    // being summed): f32 the next block, 16-bit the block after it (the
-    // next one's staging loads still waited), and the next block's
-    // diff_src planes for writing.
+    // 16-bit rows, also read in place, are not prefetched where planes are
+    // small (the hardware prefetchers keep up). Larger planes
+    // (interp_plan::next_group_prefetch) prefetch into L2 instead (four such
+    // planes into L1 evicted the rows being summed): f32 the next block,
+    // 16-bit the block after it (measured ahead of the next one), and the
+    // next block's diff_src planes for writing.
     constexpr bool prefetch = std::is_same_v<T, float> || PREFETCH_NEXT;
     constexpr bool two_ahead = !std::is_same_v<T, float> && PREFETCH_NEXT;
     const int64_t ds_lines = (ds_plane * int64_t(sizeof(T)) + 63) / 64 + 1; // a plane's lines, unaligned
-    // 16-bit planes, and f32 ones whose last row ends within 16 values of
-    // diff_dst's end, are read from f32 copies: a row per vector (packed
-    // rows for planes too tall for that, read 16 wide past the plane).
+    // Blocks whose last row ends within a row's vectors of diff_dst's end
+    // are read from f32 copies: a row per vector (packed rows for planes too
+    // tall for that, read 16 wide past the plane).
     alignas(64) float stage[side_by_side][small_plane_max_dd + 2 * lanes];
     const bool padded = H * chunks * lanes <= small_plane_max_dd + 2 * lanes;
     const int64_t staged = (dd_plane + lanes - 1) / lanes * lanes;
@@ -264,9 +263,9 @@ __attribute__((target("avx512f,prfchw"))) void run_planes(const interp_plan &p, 
         const float *rows[side_by_side] = {};
         const bool readable = dd_end - (b.dd[side_by_side - 1] + dd_plane - W) >= chunks * lanes;
         const bool in_place = std::is_same_v<T, float> && readable;
-        // 16-bit rows over 16 of large planes: read and widened in place
-        // (prefetched two blocks ahead), no staging at each block's start.
-        const bool direct = !std::is_same_v<T, float> && two_ahead && chunks == 2 && readable;
+        // 16-bit rows are read and widened in place (load_lanes), as f32
+        // rows are read, rather than staged at each block's start.
+        const bool direct = !std::is_same_v<T, float> && readable;
         int64_t stride = W;
         for (int q = 0; q < side_by_side && !direct; ++q) {
             if (in_place) {
@@ -321,20 +320,26 @@ __attribute__((target("avx512f,prfchw"))) void run_planes(const interp_plan &p, 
                 }
             } else if (R == 1) {
                 if (!repeat) {
-                    fold_rows(a, i, rows, stride, s0);
+                    if (direct) fold_rows(a, i, b.dd, W, s0);
+                    else fold_rows(a, i, rows, stride, s0);
                     gather_rows(tab, s0, s0, v);
                 }
             } else {
                 const bool pair = i + 1 < h && a.sym4[size_t(i)] && a.sym4[size_t(i + 1)] && !a.ones[size_t(i)]
                         && !a.ones[size_t(i + 1)];
                 if (pair) {
-                    fold_sym4_pair(a, i, rows, stride, s0, s1);
+                    if (direct) fold_sym4_pair(a, i, b.dd, W, s0, s1);
+                    else fold_sym4_pair(a, i, rows, stride, s0, s1);
                 } else {
                     if (repeat)
                         for (int q = 0; q < side_by_side; ++q) s0[q] = s1[q];
+                    else if (direct)
+                        fold_rows(a, i, b.dd, W, s0);
                     else
                         fold_rows(a, i, rows, stride, s0);
-                    if (i + 1 < h && !a.repeats[size_t(i + 1)])
+                    if (i + 1 < h && !a.repeats[size_t(i + 1)] && direct)
+                        fold_rows(a, i + 1, b.dd, W, s1);
+                    else if (i + 1 < h && !a.repeats[size_t(i + 1)])
                         fold_rows(a, i + 1, rows, stride, s1);
                     else
                         for (int q = 0; q < side_by_side; ++q) s1[q] = s0[q];
