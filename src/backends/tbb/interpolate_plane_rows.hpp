@@ -26,7 +26,7 @@ constexpr int64_t plane_rows_max_inner_taps = 8;
 
 // Smallest diff_dst plane, in bytes, for interp_plan::next_group_prefetch
 // on this path: 16-bit 28x28 planes (1568 bytes) gain from it, f32 16x16
-// ones (1 KB) ran 12 % slower with it (bench/NOTES.md).
+// ones (1 KB) lose (bench/NOTES.md).
 constexpr int64_t plane_rows_prefetch_min_bytes = 1536;
 
 // Whether a plan the small-planes path fits (small_planes_fit) runs a row
