@@ -218,14 +218,20 @@ TEST(TbbInterpolatePaths, PlanarSmallPlanes2d) {
     const std::string path = "interpolate:planar_small_planes_2d:f32:cached";
     const std::string rows = "interpolate:planar_plane_rows_2d:f32:cached"; // rows of <= 16
     expect_path(make_case(layout::ncx, f32, 2, 100, {7, 7}, {14, 14}), rows);
-    expect_path(make_case(layout::ncx, f32, 2, 100, {14, 14}, {7, 7}), path, 3);
+    // One tap per input on both axes (2x downsampling): single_tap.
+    expect_path(make_case(layout::ncx, f32, 2, 100, {14, 14}, {7, 7}), path + ":single_tap", 3);
+    expect_path(make_case(layout::ncx, f32, 2, 100, {28, 28}, {14, 14}), path + ":single_tap", 3);
+    expect_path(make_case(layout::nxc, f32, 201, 1, {14, 14}, {7, 7}, "nearest"), path + ":single_tap", 3);
+    expect_path(make_case(layout::ncx, f32, 2, 100, {20, 40}, {10, 40}), path + ":next_group_prefetch", 3); // windows > 32
     expect_path(make_case(layout::ncx, f32, 3, 67, {7, 7}, {14, 14}, "nearest"), rows, 3);
     expect_path(make_case(layout::ncx, f32, 1, 200, {7, 5}, {3, 13}), rows);
     expect_path(make_case(layout::ncx, f32, 1, 200, {5, 1}, {1, 9}), path);
     // diff_dst or diff_src planes of 1 KB or more: the next group prefetched.
     const std::string prefetching = "interpolate:planar_small_planes_2d:f32:cached:next_group_prefetch";
-    expect_path(make_case(layout::ncx, f32, 2, 100, {14, 14}, {28, 28}), prefetching, 3); // the largest planes
-    expect_path(make_case(layout::ncx, f32, 2, 100, {16, 16}, {32, 32}, "nearest"), prefetching);
+    expect_path(make_case(layout::ncx, f32, 2, 100, {12, 12}, {26, 34}), prefetching, 3); // rows over 32
+    // diff_dst rows of 17 to 32 (two vectors), a diff_src row per vector: plane rows.
+    expect_path(make_case(layout::ncx, f32, 2, 100, {14, 14}, {28, 28}), rows + ":next_group_prefetch", 3);
+    expect_path(make_case(layout::ncx, f32, 2, 100, {16, 16}, {32, 32}, "nearest"), rows + ":next_group_prefetch");
     expect_path(make_case(layout::nxc, f32, 201, 1, {6, 7}, {13, 14}), rows, 3);
     for (const char *coord : {"align_corners", "asymmetric", "pytorch_half_pixel", "tf_half_pixel_for_nn"}) {
         interp_case c = make_case(layout::ncx, f32, 2, 100, {7, 6}, {13, 14}, "nearest");
@@ -239,10 +245,16 @@ TEST(TbbInterpolatePaths, PlanarSmallPlanes2d) {
         const std::string tile = "interpolate:planar_small_planes_2d:converted_in_registers:cached" + vcvtne(dt);
         const std::string rows16 = "interpolate:planar_plane_rows_2d:converted_in_registers:cached" + vcvtne(dt);
         expect_path(make_case(layout::ncx, dt, 2, 100, {7, 7}, {14, 14}), rows16);
-        expect_path(make_case(layout::ncx, dt, 2, 100, {14, 14}, {7, 7}, "nearest"), tile, 3);
-        expect_path(make_case(layout::nxc, dt, 201, 1, {7, 5}, {3, 13}), rows16, 3);
-        expect_path(make_case(layout::ncx, dt, 2, 100, {14, 14}, {28, 28}),
+        const std::string single = "interpolate:planar_small_planes_2d:converted_in_registers:cached:single_tap";
+        expect_path(make_case(layout::ncx, dt, 2, 100, {14, 14}, {7, 7}, "nearest"), single + vcvtne(dt), 3);
+        expect_path(make_case(layout::ncx, dt, 2, 100, {28, 28}, {14, 14}), single + vcvtne(dt), 3);
+        expect_path(make_case(layout::nxc, dt, 201, 1, {13, 11}, {4, 5}, "nearest"), single + vcvtne(dt), 3);
+        expect_path(make_case(layout::ncx, dt, 2, 100, {20, 40}, {10, 40}),
                 "interpolate:planar_small_planes_2d:converted_in_registers:cached:next_group_prefetch" + vcvtne(dt), 3);
+        expect_path(make_case(layout::nxc, dt, 201, 1, {7, 5}, {3, 13}), rows16, 3);
+        // 16-bit planes of 1 KB or more: the next block prefetched.
+        expect_path(make_case(layout::ncx, dt, 2, 100, {14, 14}, {28, 28}),
+                "interpolate:planar_plane_rows_2d:converted_in_registers:cached:next_group_prefetch" + vcvtne(dt), 3);
     }
     // Planes too large or too few, diff_dst rows with gaps: the row paths.
     expect_path(make_case(layout::ncx, f32, 2, 100, {17, 16}, {34, 32}),
@@ -447,6 +459,8 @@ TEST(TbbInterpolatePaths, SourceConvertedInRegisters) {
         expect_path(make_case(layout::ncx, dt, 2, 100, {7, 7}, {14, 14}),
                 "interpolate:planar_plane_rows_2d:converted_in_registers:cached" + vcvtne(dt), 3);
         expect_path(make_case(layout::nxc, dt, 201, 1, {14, 14}, {28, 28}),
+                "interpolate:planar_plane_rows_2d:converted_in_registers:cached:next_group_prefetch" + vcvtne(dt));
+        expect_path(make_case(layout::nxc, dt, 201, 1, {12, 12}, {26, 34}),
                 "interpolate:planar_small_planes_2d:converted_in_registers:cached:next_group_prefetch" + vcvtne(dt));
         expect_path(make_case(layout::nxc, dt, 2, 32, {5, 7}, {10, 14}),
                 "interpolate:channels_last_fused_runs_2d:converted_in_registers:batch=1:cached", 3);
@@ -742,12 +756,13 @@ TEST(TbbInterpolatePaths, PlanarPlaneRows2d) {
     for (data_type dt : {f32, bf16, f16}) {
         const std::string rows = "interpolate:planar_plane_rows_2d:"
                 + std::string(dt == f32 ? "f32" : "converted_in_registers") + ":cached" + vcvtne(dt);
+        const std::string rows16x16 = rows; // 1 KB f32 planes: no next_group_prefetch
         for (int threads : {1, 3}) {
             expect_path(make_case(layout::ncx, dt, 2, 100, {7, 7}, {14, 14}), rows, threads);
-            expect_path(make_case(layout::ncx, dt, 2, 100, {8, 8}, {16, 16}, "nearest"), rows, threads);
+            expect_path(make_case(layout::ncx, dt, 2, 100, {8, 8}, {16, 16}, "nearest"), rows16x16, threads);
         }
         expect_path(make_case(layout::ncx, dt, 2, 100, {7, 7}, {14, 14}, "nearest"), rows, 3);
-        expect_path(make_case(layout::ncx, dt, 2, 100, {8, 8}, {16, 16}), rows);
+        expect_path(make_case(layout::ncx, dt, 2, 100, {8, 8}, {16, 16}), rows16x16);
         expect_path(make_case(layout::ncx, dt, 1, 200, {5, 1}, {9, 4}), rows, 3);
         expect_path(make_case(layout::ncx, dt, 1, 200, {3, 5}, {6, 3}, "nearest"), rows, 3);
         expect_path(make_case(layout::ncx, dt, 1, 200, {5, 16}, {9, 16}), rows);
@@ -762,12 +777,16 @@ TEST(TbbInterpolatePaths, PlanarPlaneRows2d) {
             expect_path(c, rows, 3);
         }
     }
-    // Rows over 16, more than 8 taps per diff_src element of the inner
-    // axis, diff_src planes as large as diff_dst's: 16 planes in the lanes.
+    // Rows over 32 (or over 16 with two diff_src rows a vector), more than
+    // 8 taps per diff_src element of the inner axis, diff_src planes as
+    // large as diff_dst's: 16 planes in the lanes.
     const std::string lanes = "interpolate:planar_small_planes_2d:f32:cached";
-    expect_path(make_case(layout::ncx, f32, 2, 100, {14, 14}, {7, 7}), lanes, 3);
-    expect_path(make_case(layout::ncx, f32, 2, 100, {16, 16}, {8, 8}), lanes + ":next_group_prefetch");
-    expect_path(make_case(layout::ncx, f32, 2, 100, {7, 9}, {13, 17}), lanes, 3);
+    expect_path(make_case(layout::ncx, f32, 2, 100, {14, 14}, {7, 7}), lanes + ":single_tap", 3);
+    expect_path(make_case(layout::ncx, f32, 2, 100, {16, 16}, {8, 8}), lanes + ":single_tap");
+    expect_path(make_case(layout::ncx, f32, 2, 100, {20, 40}, {10, 40}), lanes + ":next_group_prefetch"); // windows over 32
+    expect_path(make_case(layout::ncx, f32, 2, 100, {7, 9}, {13, 17}), "interpolate:planar_plane_rows_2d:f32:cached", 3);
+    expect_path(make_case(layout::ncx, f32, 2, 100, {7, 8}, {13, 17}), lanes, 3);
+    expect_path(make_case(layout::ncx, f32, 2, 100, {12, 12}, {26, 34}), lanes + ":next_group_prefetch", 3);
     expect_path(make_case(layout::ncx, f32, 2, 100, {7, 2}, {14, 16}), lanes, 3);
 }
 
@@ -802,11 +821,16 @@ TEST(TbbInterpolatePaths, PlanarPlaneRows2dBlocksAndStaging) {
             {2, 101, {4, 8}, {8, 16}, "linear", "half_pixel"},         // one diff_src row per vector
             {2, 101, {3, 3}, {6, 6}, "linear", "align_corners"},       // a plane in one vector
     };
+    // diff_dst planes of 1.5 KB or more: next_group_prefetch.
+    auto rows_path = [](data_type dt, const shape &s) {
+        const bool prefetched = s.dst[0] * s.dst[1] * (dt == f32 ? 4 : 2) >= 1536;
+        return "interpolate:planar_plane_rows_2d:" + std::string(dt == f32 ? "f32" : "converted_in_registers")
+                + ":cached" + (prefetched ? ":next_group_prefetch" : "") + vcvtne(dt);
+    };
     for (data_type dt : {f32, bf16, f16}) {
-        const std::string rows = "interpolate:planar_plane_rows_2d:"
-                + std::string(dt == f32 ? "f32" : "converted_in_registers") + ":cached" + vcvtne(dt);
         for (const shape &s : shapes)
             for (layout l : {layout::ncx, layout::nxc, layout::ncx_channels_last}) {
+                const std::string rows = rows_path(dt, s);
                 // Planar layouts of NXC data need C = 1.
                 interp_case c = l == layout::ncx ? make_case(l, dt, s.n, s.c, s.src, s.dst, s.mode)
                                                  : make_case(l, dt, s.n * s.c, 1, s.src, s.dst, s.mode);
@@ -820,6 +844,7 @@ TEST(TbbInterpolatePaths, PlanarPlaneRows2dBlocksAndStaging) {
             interp_case few = make_case(layout::ncx, dt, 1, 8, s.src, s.dst, s.mode);
             many.coord = few.coord = s.coord;
             SCOPED_TRACE(many.name());
+            const std::string rows = rows_path(dt, s);
             const size_t dd_plane = size_t(s.dst[0] * s.dst[1]), ds_plane = size_t(s.src[0] * s.src[1]);
             const std::vector<float> dd = full_mantissas(200 * dd_plane, 7);
             std::vector<float> got, want;

@@ -304,8 +304,10 @@ void choose_interp_path(interp_plan &p) {
             && p.slice_floats[0] * int64_t(sizeof(float)) >= size_threshold(column_prefetch_min_bytes))
         p.column_prefetch_bytes = int64_t(2) << 10;
     const int64_t largest_plane = std::max(p.out[0] * p.out[1], p.in[0] * p.in[1]) * int64_t(size_of(p.dt));
-    p.next_group_prefetch = p.levels == interp_levels::planar_small_planes_2d
-            && largest_plane >= small_planes_prefetch_min_bytes;
+    p.single_tap = p.levels == interp_levels::planar_small_planes_2d && single_tap_fit(p);
+    p.next_group_prefetch = (p.levels == interp_levels::planar_small_planes_2d && !p.single_tap
+                                    && largest_plane >= small_planes_prefetch_min_bytes)
+            || (p.levels == interp_levels::planar_plane_rows_2d && largest_plane >= plane_rows_prefetch_min_bytes);
     p.store = store_of(p);
     const bool streamed_runs = p.levels == interp_levels::channels_last_runs_1d && p.store == interp_store::nontemporal;
     p.bf16_vcvtne = (small_planes(p) || streamed_runs) && p.dt == data_type::bf16 && has_avx512_bf16();
@@ -321,6 +323,7 @@ std::string interp_path_name(const interp_plan &p) {
     s += ":" + to_string(p.store);
     if (p.column_prefetch_bytes > 0) s += ":column_prefetch";
     if (p.next_group_prefetch) s += ":next_group_prefetch";
+    if (p.single_tap) s += ":single_tap";
     if (p.nsp >= 3 && p.prefetch_bytes0 > 0) s += ":ring_prefetch";
     if (p.bf16_vcvtne) s += ":bf16_vcvtne";
     return s;

@@ -160,8 +160,16 @@ struct interp_plan {
     // small_planes_prefetch_min_bytes: each group prefetches the next
     // group's diff_dst planes into L2 as it reads its own (to_tile), and
     // its diff_src planes for writing as it stores its own (from_tile);
-    // else diff_src planes a few at a time per input.
+    // else diff_src planes a few at a time per input. planar_plane_rows_2d
+    // (planes of plane_rows_prefetch_min_bytes): diff_dst into L2 (f32 the
+    // next block's, 16-bit the one after), and the next block's diff_src
+    // planes for writing, spread over the block's vectors; 16-bit rows over
+    // 16 then read in place, not staged.
     bool next_group_prefetch = false;
+    // planar_small_planes_2d with at most one tap per input on both axes
+    // (single_tap_fit): plane by plane, each diff_src vector a permute of
+    // diff_dst's plane and its two weights, no transposes.
+    bool single_tap = false;
     // one_task: every task runs in turn on the calling thread, with no
     // parallel loop (one-thread runs, and diff_dst under
     // interp_one_task_max_bytes, where a loop costs more than the work); the
@@ -217,7 +225,7 @@ std::string make_interp_plan(const core::interpolate_bwd_problem &p, interp_plan
 void choose_interp_path(interp_plan &plan);
 
 // "interpolate:<levels>:<source>[:batch=<n>]:<store>[:column_prefetch][:next_group_prefetch]
-// [:bf16_vcvtne]", or
+// [:single_tap][:bf16_vcvtne]", or
 // "interpolate:zero_sized" (docs/verbose.md).
 std::string interp_path_name(const interp_plan &plan);
 

@@ -51,12 +51,17 @@ inner_taps inner_taps_of(const interp_plan &p) {
 
 #define BPG_PLANE_ROWS_INLINE __attribute__((target("avx512f"), always_inline)) inline
 
+// 16 values of a row as f32: staged or f32 rows, or 16-bit rows read in place.
+BPG_PLANE_ROWS_INLINE __m512 load_lanes(const float *at) { return _mm512_loadu_ps(at); }
+template <typename E> BPG_PLANE_ROWS_INLINE __m512 load_lanes(const E *at) { return convert16::load16(at); }
+
 // Level 0 for input i of axis 0 in the planes side by side: sum_taps' fold
 // (tap_sum.hpp) on whole rows. Each group of taps is summed in output order,
 // multiplied by its weight unless every weight of the input is 1, and added
 // to the groups before it; no taps: zero. Row o of plane q is at
 // rows[q] + o * stride, 16 floats readable.
-BPG_PLANE_ROWS_INLINE void fold_rows(const grouped_axis &a, int64_t i, const float *const *rows, int64_t stride,
+template <typename E>
+BPG_PLANE_ROWS_INLINE void fold_rows(const grouped_axis &a, int64_t i, const E *const *rows, int64_t stride,
         __m512 *out) {
     const int64_t t0 = a.begin[size_t(i)], t1 = a.begin[size_t(i) + 1];
     const bool ones = a.ones[size_t(i)] != 0;
@@ -64,11 +69,11 @@ BPG_PLANE_ROWS_INLINE void fold_rows(const grouped_axis &a, int64_t i, const flo
     for (int64_t t = t0; t < t1;) {
         __m512 s[side_by_side];
         int64_t at = a.output[size_t(t)] * stride;
-        for (int q = 0; q < side_by_side; ++q) s[q] = _mm512_loadu_ps(rows[q] + at);
+        for (int q = 0; q < side_by_side; ++q) s[q] = load_lanes(rows[q] + at);
         int64_t e = t + 1;
         for (; e < t1 && !a.start[size_t(e)]; ++e) {
             at = a.output[size_t(e)] * stride;
-            for (int q = 0; q < side_by_side; ++q) s[q] = _mm512_add_ps(s[q], _mm512_loadu_ps(rows[q] + at));
+            for (int q = 0; q < side_by_side; ++q) s[q] = _mm512_add_ps(s[q], load_lanes(rows[q] + at));
         }
         if (!ones) {
             const __m512 w = _mm512_set1_ps(a.weight[size_t(t)]);
@@ -84,17 +89,35 @@ BPG_PLANE_ROWS_INLINE void fold_rows(const grouped_axis &a, int64_t i, const flo
 // 2i + 2, input i + 1 rows 2i + 1 .. 2i + 4, so the six rows are loaded once
 // for both. The fold is fold_rows' on those taps: wa * (x[2i-1] + x[2i+2])
 // + wb * (x[2i] + x[2i+1]).
-BPG_PLANE_ROWS_INLINE void fold_sym4_pair(const grouped_axis &a, int64_t i, const float *const *rows, int64_t stride,
+template <typename E>
+BPG_PLANE_ROWS_INLINE void fold_sym4_pair(const grouped_axis &a, int64_t i, const E *const *rows, int64_t stride,
         __m512 *first, __m512 *second) {
     const __m512 wa = _mm512_set1_ps(a.sym4_wa), wb = _mm512_set1_ps(a.sym4_wb);
     for (int q = 0; q < side_by_side; ++q) {
-        const float *r = rows[q] + (2 * i - 1) * stride;
-        const __m512 x0 = _mm512_loadu_ps(r), x1 = _mm512_loadu_ps(r + stride), x2 = _mm512_loadu_ps(r + 2 * stride),
-                     x3 = _mm512_loadu_ps(r + 3 * stride), x4 = _mm512_loadu_ps(r + 4 * stride),
-                     x5 = _mm512_loadu_ps(r + 5 * stride);
+        const E *r = rows[q] + (2 * i - 1) * stride;
+        const __m512 x0 = load_lanes(r), x1 = load_lanes(r + stride), x2 = load_lanes(r + 2 * stride),
+                     x3 = load_lanes(r + 3 * stride), x4 = load_lanes(r + 4 * stride), x5 = load_lanes(r + 5 * stride);
         first[q] = _mm512_add_ps(_mm512_mul_ps(wa, _mm512_add_ps(x0, x3)), _mm512_mul_ps(wb, _mm512_add_ps(x1, x2)));
         second[q] = _mm512_add_ps(_mm512_mul_ps(wa, _mm512_add_ps(x2, x5)), _mm512_mul_ps(wb, _mm512_add_ps(x3, x4)));
     }
+}
+
+// Rows over 16, input i: the sums of both halves (s0, s1); where inputs i
+// and i + 1 both have the paired form, input i + 1's too (n0, n1), from six
+// shared rows (returns true).
+template <typename E>
+BPG_PLANE_ROWS_INLINE bool fold_halves(const grouped_axis &a, int64_t i, int64_t h, const E *const *rows,
+        int64_t stride, __m512 *s0, __m512 *s1, __m512 *n0, __m512 *n1) {
+    const E *half[side_by_side];
+    for (int q = 0; q < side_by_side; ++q) half[q] = rows[q] + lanes;
+    if (i + 1 < h && a.sym4[size_t(i)] && a.sym4[size_t(i + 1)] && !a.ones[size_t(i)] && !a.ones[size_t(i + 1)]) {
+        fold_sym4_pair(a, i, rows, stride, s0, n0);
+        fold_sym4_pair(a, i, half, stride, s1, n1);
+        return true;
+    }
+    fold_rows(a, i, rows, stride, s0);
+    fold_rows(a, i, half, stride, s1);
+    return false;
 }
 
 // Level 1: each lane's FMA chain from zero over its taps, in table order
@@ -135,17 +158,23 @@ template <typename T> BPG_PLANE_ROWS_INLINE __m512 load_row(const T *at, int64_t
     if constexpr (std::is_same_v<T, float>) return _mm512_maskz_loadu_ps(__mmask16((1u << W) - 1u), at);
     else return convert16::load_first(at, W);
 }
+// Rows of W > 16 (at most 32) take two vectors each (`chunks`).
 template <typename T>
-BPG_PLANE_ROWS_INLINE void stage_plane(const T *plane, int64_t H, int64_t W, const T *end, float *to) {
-    if (end - (plane + (H - 1) * W) >= lanes) { // every row readable 16 wide: no test per row
+BPG_PLANE_ROWS_INLINE void stage_plane(const T *plane, int64_t H, int64_t W, int64_t chunks, const T *end, float *to) {
+    if (end - (plane + (H - 1) * W) >= chunks * lanes) { // every row readable whole: no test per row
 #pragma GCC unroll 4
-        for (int64_t o = 0; o < H; ++o) {
-            if constexpr (std::is_same_v<T, float>) _mm512_store_ps(to + o * lanes, _mm512_loadu_ps(plane + o * W));
-            else _mm512_store_ps(to + o * lanes, convert16::load16(plane + o * W));
-        }
+        for (int64_t o = 0; o < H; ++o)
+            for (int64_t c = 0; c < chunks; ++c) {
+                const T *at = plane + o * W + c * lanes;
+                float *row = to + (o * chunks + c) * lanes;
+                if constexpr (std::is_same_v<T, float>) _mm512_store_ps(row, _mm512_loadu_ps(at));
+                else _mm512_store_ps(row, convert16::load16(at));
+            }
         return;
     }
-    for (int64_t o = 0; o < H; ++o) _mm512_store_ps(to + o * lanes, load_row(plane + o * W, W, end));
+    for (int64_t o = 0; o < H; ++o)
+        for (int64_t c = 0; c < chunks; ++c)
+            _mm512_store_ps(to + (o * chunks + c) * lanes, load_row(plane + o * W + c * lanes, W - c * lanes, end));
 }
 
 // Planes t, t + 1, ... as (image, channel): their offsets without a
@@ -179,24 +208,35 @@ BPG_PLANE_ROWS_INLINE block_planes<T> locate(const interp_plan &p, plane_cursor 
 }
 
 // Planes [t0, t1). Lanes of the side-by-side block past t1 run a copy of
-// the last plane and store nothing.
-template <typename T>
-__attribute__((target("avx512f"))) void run_planes(const interp_plan &p, const inner_taps &tab, const T *dd, T *ds,
+// the last plane and store nothing. CHUNKS: vectors a diff_dst row (rows
+// over 16: 2); PREFETCH_NEXT: interp_plan::next_group_prefetch (both fixed
+// at compile: tests per vector slowed the small planes' tight loop).
+template <typename T, int CHUNKS, bool PREFETCH_NEXT>
+__attribute__((target("avx512f,prfchw"))) void run_planes(const interp_plan &p, const inner_taps &tab, const T *dd, T *ds,
         int64_t t0, int64_t t1) {
     const int64_t W = p.out[1], H = p.out[0], w = p.in[1], h = p.in[0], dd_plane = H * W, ds_plane = h * w;
     const T *dd_end = dd + (p.n_count - 1) * p.dd_n + (p.c_count - 1) * p.dd_c + dd_plane;
     const grouped_axis &a = p.grouped[0];
     const int64_t R = tab.rows, vectors = (h + R - 1) / R;
+    // Rows over 16 (one diff_src row per vector): level 0 on both halves,
+    // whose sums are the two sources of the level-1 permutes.
+    constexpr int64_t chunks = CHUNKS;
     // f32 rows are read in place: the next block's planes are prefetched
     // while this one computes, or the first loads of each block wait on L3.
-    // (16-bit planes are staged at a block's start, which the hardware
-    // prefetchers keep up with; prefetching them measured slower.)
-    constexpr bool prefetch = std::is_same_v<T, float>;
-    // 16-bit planes, and f32 ones whose last row ends within 16 values of
-    // diff_dst's end, are read from f32 copies: a row per vector (packed
-    // rows for planes too tall for that, read 16 wide past the plane).
+    // 16-bit rows, also read in place, are not prefetched where planes are
+    // small (the hardware prefetchers keep up). Larger planes
+    // (interp_plan::next_group_prefetch) prefetch into L2 instead (four such
+    // planes into L1 evicted the rows being summed): f32 the next block,
+    // 16-bit the block after it (the next one came too late), and the
+    // next block's diff_src planes for writing.
+    constexpr bool prefetch = std::is_same_v<T, float> || PREFETCH_NEXT;
+    constexpr bool two_ahead = !std::is_same_v<T, float> && PREFETCH_NEXT;
+    const int64_t ds_lines = (ds_plane * int64_t(sizeof(T)) + 63) / 64 + 1; // a plane's lines, unaligned
+    // Blocks whose last row ends within a row's vectors of diff_dst's end
+    // are read from f32 copies: a row per vector (packed rows for planes too
+    // tall for that, read 16 wide past the plane).
     alignas(64) float stage[side_by_side][small_plane_max_dd + 2 * lanes];
-    const bool padded = H * lanes <= small_plane_max_dd + 2 * lanes;
+    const bool padded = H * chunks * lanes <= small_plane_max_dd + 2 * lanes;
     const int64_t staged = (dd_plane + lanes - 1) / lanes * lanes;
     if (!padded)
         for (int q = 0; q < side_by_side; ++q) _mm512_store_ps(stage[q] + staged, _mm512_setzero_ps());
@@ -210,16 +250,30 @@ __attribute__((target("avx512f"))) void run_planes(const interp_plan &p, const i
             cur.advance(side_by_side);
             next = locate(p, cur, tn, t1, dd, ds);
         }
-        const float *rows[side_by_side];
-        const bool in_place = std::is_same_v<T, float> && dd_end - (b.dd[side_by_side - 1] + dd_plane - W) >= lanes;
+        block_planes<T> ahead = next; // the block whose diff_dst is prefetched
+        bool has_ahead = tn < t1;
+        if constexpr (two_ahead) {
+            has_ahead = tn + side_by_side < t1;
+            if (has_ahead) {
+                plane_cursor after = cur;
+                after.advance(side_by_side);
+                ahead = locate(p, after, tn + side_by_side, t1, dd, ds);
+            }
+        }
+        const float *rows[side_by_side] = {};
+        const bool readable = dd_end - (b.dd[side_by_side - 1] + dd_plane - W) >= chunks * lanes;
+        const bool in_place = std::is_same_v<T, float> && readable;
+        // 16-bit rows are read and widened in place (load_lanes), as f32
+        // rows are read, rather than staged at each block's start.
+        const bool direct = !std::is_same_v<T, float> && readable;
         int64_t stride = W;
-        for (int q = 0; q < side_by_side; ++q) {
+        for (int q = 0; q < side_by_side && !direct; ++q) {
             if (in_place) {
                 rows[q] = reinterpret_cast<const float *>(b.dd[q]);
             } else if (padded) {
-                stage_plane(b.dd[q], H, W, dd_end, stage[q]);
+                stage_plane(b.dd[q], H, W, chunks, dd_end, stage[q]);
                 rows[q] = stage[q];
-                stride = lanes;
+                stride = chunks * lanes;
             } else {
                 for (int64_t e = 0; e < dd_plane; e += lanes)
                     _mm512_store_ps(stage[q] + e, load_row(b.dd[q] + e, std::min(lanes, dd_plane - e), dd_end));
@@ -228,34 +282,64 @@ __attribute__((target("avx512f"))) void run_planes(const interp_plan &p, const i
         }
         const int stored = int(std::min<int64_t>(side_by_side, t1 - t));
         __m512 s0[side_by_side] = {}, s1[side_by_side] = {}, v[side_by_side] = {};
+        __m512 h0[side_by_side] = {}, h1[side_by_side] = {}; // rows over 16: the next input's sums
+        bool held = false;
         for (int64_t vec = 0; vec < vectors; ++vec) {
-            if (prefetch && tn < t1) {
+            if (prefetch && has_ahead) {
                 const int64_t l0 = vec * plane_lines / vectors, l1 = (vec + 1) * plane_lines / vectors;
                 for (int q = 0; q < side_by_side; ++q)
+                    for (int64_t l = l0; l < l1; ++l) {
+                        const char *line = reinterpret_cast<const char *>(ahead.dd[q]) + 64 * l;
+                        if constexpr (PREFETCH_NEXT) _mm_prefetch(line, _MM_HINT_T1);
+                        else _mm_prefetch(line, _MM_HINT_T0);
+                    }
+            }
+            if (PREFETCH_NEXT && tn < t1) {
+                const int64_t l0 = vec * ds_lines / vectors, l1 = (vec + 1) * ds_lines / vectors;
+                for (int q = 0; q < side_by_side; ++q)
                     for (int64_t l = l0; l < l1; ++l)
-                        _mm_prefetch(reinterpret_cast<const char *>(next.dd[q]) + 64 * l, _MM_HINT_T0);
+                        __builtin_prefetch(reinterpret_cast<const char *>(next.ds[q]) + 64 * l, 1, 3);
             }
             const int64_t i = vec * R;
             // An input whose taps repeat the previous input's (2x
             // downsampling) has its sums; with a row per vector, its
             // diff_src row too (v still holds it).
             const bool repeat = i > 0 && a.repeats[size_t(i)];
-            if (R == 1) {
+            if (R == 1 && chunks == 2) {
+                // Rows over 16: inputs i and i + 1 of the paired form fold
+                // both halves from six shared rows (fold_sym4_pair), input
+                // i + 1's sums kept for the next vector.
+                if (held) {
+                    for (int q = 0; q < side_by_side; ++q) s0[q] = h0[q], s1[q] = h1[q];
+                    held = false;
+                    gather_rows(tab, s0, s1, v);
+                } else if (!repeat) {
+                    held = direct ? fold_halves(a, i, h, b.dd, W, s0, s1, h0, h1)
+                                  : fold_halves(a, i, h, rows, stride, s0, s1, h0, h1);
+                    gather_rows(tab, s0, s1, v);
+                }
+            } else if (R == 1) {
                 if (!repeat) {
-                    fold_rows(a, i, rows, stride, s0);
+                    if (direct) fold_rows(a, i, b.dd, W, s0);
+                    else fold_rows(a, i, rows, stride, s0);
                     gather_rows(tab, s0, s0, v);
                 }
             } else {
                 const bool pair = i + 1 < h && a.sym4[size_t(i)] && a.sym4[size_t(i + 1)] && !a.ones[size_t(i)]
                         && !a.ones[size_t(i + 1)];
                 if (pair) {
-                    fold_sym4_pair(a, i, rows, stride, s0, s1);
+                    if (direct) fold_sym4_pair(a, i, b.dd, W, s0, s1);
+                    else fold_sym4_pair(a, i, rows, stride, s0, s1);
                 } else {
                     if (repeat)
                         for (int q = 0; q < side_by_side; ++q) s0[q] = s1[q];
+                    else if (direct)
+                        fold_rows(a, i, b.dd, W, s0);
                     else
                         fold_rows(a, i, rows, stride, s0);
-                    if (i + 1 < h && !a.repeats[size_t(i + 1)])
+                    if (i + 1 < h && !a.repeats[size_t(i + 1)] && direct)
+                        fold_rows(a, i + 1, b.dd, W, s1);
+                    else if (i + 1 < h && !a.repeats[size_t(i + 1)])
                         fold_rows(a, i + 1, rows, stride, s1);
                     else
                         for (int q = 0; q < side_by_side; ++q) s1[q] = s0[q];
@@ -281,14 +365,17 @@ __attribute__((target("avx512f"))) void run_planes(const interp_plan &p, const i
 template <typename T>
 void run_groups(const interp_plan &p, const inner_taps &tab, const void *dd, void *ds, int64_t g0, int64_t g1) {
     const int64_t planes = p.n_count * p.c_count;
-    run_planes(p, tab, static_cast<const T *>(dd), static_cast<T *>(ds), g0 * group_planes,
-            std::min(planes, g1 * group_planes));
+    auto run = p.out[1] > lanes ? (p.next_group_prefetch ? run_planes<T, 2, true> : run_planes<T, 2, false>)
+                                : (p.next_group_prefetch ? run_planes<T, 1, true> : run_planes<T, 1, false>);
+    run(p, tab, static_cast<const T *>(dd), static_cast<T *>(ds), g0 * group_planes, std::min(planes, g1 * group_planes));
 }
 
 } // namespace
 
 bool plane_rows_fit(const interp_plan &p) {
-    return small_planes_fit(p) && p.in[0] * p.in[1] < p.out[0] * p.out[1] && p.out[1] <= lanes && p.in[1] <= lanes
+    // diff_dst rows of up to 32 where a diff_src row takes a vector alone.
+    const bool row_fits = p.out[1] <= lanes || (p.out[1] <= 2 * lanes && 2 * p.in[1] > lanes);
+    return small_planes_fit(p) && p.in[0] * p.in[1] < p.out[0] * p.out[1] && row_fits && p.in[1] <= lanes
             && p.axes[1].max_taps <= plane_rows_max_inner_taps;
 }
 

@@ -24,6 +24,11 @@ namespace bpg::tbb_backend {
 // (each a permute and a masked FMA per vector).
 constexpr int64_t plane_rows_max_inner_taps = 8;
 
+// Smallest diff_dst plane, in bytes, for interp_plan::next_group_prefetch
+// on this path: 16-bit 28x28 planes (1568 bytes) gain from it, f32 16x16
+// ones (1 KB) lose (bench/NOTES.md).
+constexpr int64_t plane_rows_prefetch_min_bytes = 1536;
+
 // Whether a plan the small-planes path fits (small_planes_fit) runs a row
 // per vector: diff_src planes smaller than diff_dst's, diff_dst and
 // diff_src rows of at most 16 elements, at most plane_rows_max_inner_taps

@@ -336,7 +336,159 @@ void run_groups(const interp_plan &p, group_scratch &s, const void *dd, void *ds
                 std::min(lanes, planes - k * lanes));
 }
 
+// interp_plan::single_tap: where every input has at most one tap on either
+// axis (the gradient of downsampling), a diff_src element is diff_dst's
+// element at one place times two weights. Plane by plane, each vector of 16
+// diff_src elements is a permute of a 32-float window of the diff_dst plane
+// and two multiplications: the operations the lanes do (sum_taps' product
+// by the row weight, unless all are 1, then gather_lanes' FMA from zero by
+// the column weight), so the same bits, with no transposes.
+struct single_tap_table {
+    int64_t vectors = 0;                 // of diff_src, per plane
+    bool fits = true;                    // every vector's window is within 32 floats
+    std::vector<int32_t> index;          // per vector, 16 lanes: source - base
+    std::vector<int32_t> index_pairs;    // the same into bf16's evens then odds (window_pairs_of)
+    std::vector<float> row_weight, column_weight; // per vector, 16 lanes
+    std::vector<int64_t> base, count;    // per vector: window start, diff_src elements
+    std::vector<uint16_t> multiply, taps, low, high; // per vector: lanes to multiply, with taps, in the plane
+};
+
+single_tap_table single_tap_table_of(const interp_plan &p) {
+    single_tap_table t;
+    const grouped_axis &a = p.grouped[0];
+    const kernels::axis_gather &g = p.axes[1];
+    for (const kernels::axis_gather *x : {&p.axes[0], &p.axes[1]})
+        for (int64_t i = 0; i < x->in; ++i)
+            if (x->begin[size_t(i) + 1] - x->begin[size_t(i)] > 1) t.fits = false;
+    if (!t.fits) return t;
+    const int64_t W = p.out[1], w = p.in[1], dd_plane = p.out[0] * W, ds_plane = p.in[0] * w;
+    t.vectors = (ds_plane + lanes - 1) / lanes;
+    const size_t v16 = size_t(t.vectors * lanes);
+    t.index.assign(v16, 0);
+    t.index_pairs.assign(v16, 0);
+    t.row_weight.assign(v16, 0.f);
+    t.column_weight.assign(v16, 0.f);
+    for (int64_t v = 0; v < t.vectors; ++v) {
+        int64_t source[lanes], lo = dd_plane, hi = -1;
+        uint16_t multiply = 0, taps = 0;
+        int64_t i = v * lanes / w, j = v * lanes % w; // element v * lanes + l's row and column
+        for (int64_t l = 0; l < lanes && v * lanes + l < ds_plane; ++l) {
+            const int64_t e = v * lanes + l, ti = a.begin[size_t(i)], tj = g.begin[size_t(j)];
+            if (a.begin[size_t(i) + 1] > ti && g.begin[size_t(j) + 1] > tj) { // else no tap: zero
+                source[l] = a.output[size_t(ti)] * W + g.output[size_t(tj)];
+                lo = std::min(lo, source[l]);
+                hi = std::max(hi, source[l]);
+                taps |= uint16_t(1u << l);
+                if (!a.ones[size_t(i)]) multiply |= uint16_t(1u << l);
+                t.row_weight[size_t(e)] = a.weight[size_t(ti)];
+                t.column_weight[size_t(e)] = g.weight[size_t(tj)];
+            }
+            if (++j == w) j = 0, ++i;
+        }
+        if (hi < 0) lo = hi = 0;
+        if (hi - lo >= 2 * lanes) t.fits = false;
+        uint16_t low = 0, high = 0;
+        for (int64_t l = 0; l < lanes; ++l) {
+            if (taps >> l & 1u) {
+                const int64_t at = source[l] - lo;
+                t.index[size_t(v * lanes + l)] = int32_t(at);
+                t.index_pairs[size_t(v * lanes + l)] = int32_t(at % 2 * lanes + at / 2);
+            }
+            if (lo + l < dd_plane) low |= uint16_t(1u << l);
+            if (lo + lanes + l < dd_plane) high |= uint16_t(1u << l);
+        }
+        t.base.push_back(lo);
+        t.count.push_back(std::min(lanes, ds_plane - v * lanes));
+        t.multiply.push_back(multiply);
+        t.taps.push_back(taps);
+        t.low.push_back(low);
+        t.high.push_back(high);
+    }
+    return t;
+}
+
+// A window's 16 values at b as f32: f32 in place with the lanes past the
+// plane masked; 16-bit widened in registers (a staged f32 copy read
+// across its stores would wait on them), whole where diff_dst goes on.
+BPG_AVX512_INLINE __m512 window_of(const float *b, uint16_t in_plane, const float *) {
+    return in_plane == 0xffffu ? _mm512_loadu_ps(b) : _mm512_maskz_loadu_ps(__mmask16(in_plane), b);
+}
+template <typename T> BPG_AVX512_INLINE __m512 window_of(const T *b, uint16_t, const T *end) {
+    if (end - b >= lanes) return convert16::load16(b);
+    return end > b ? convert16::load_first(b, end - b) : _mm512_setzero_ps();
+}
+
+// bf16: the window's 32 values at b as f32 in two shifts of one load, the
+// even ones (lo) and the odd ones (hi); whole where diff_dst goes on.
+template <typename T> BPG_AVX512_INLINE void window_pairs_of(const T *b, const T *end, __m512 &lo, __m512 &hi) {
+    __m512i x;
+    if (end - b >= 2 * lanes) {
+        x = _mm512_loadu_si512(b);
+    } else {
+        alignas(64) uint16_t buf[2 * lanes] = {};
+        if (end > b) std::memcpy(buf, b, size_t(end - b) * sizeof(T));
+        x = _mm512_load_si512(buf);
+    }
+    lo = _mm512_castsi512_ps(_mm512_maskz_slli_epi32(__mmask16(0xffff), x, 16)); // (maskz: see convert_lanes.hpp)
+    hi = _mm512_castsi512_ps(_mm512_and_si512(x, _mm512_set1_epi32(int32_t(0xffff0000u))));
+}
+
+// One plane: src its diff_dst plane, ds its diff_src plane. (The table's
+// arrays in locals: else every store reloads them, as it may alias.)
+template <typename T>
+__attribute__((target("avx512f"))) void single_tap_plane(const single_tap_table &t, const T *src, T *ds, const T *end) {
+    const __m512 zero = _mm512_setzero_ps();
+    constexpr bool bf16 = std::is_same_v<T, bf16_t> || std::is_same_v<T, convert16::bf16_vcvtne_t>;
+    const int32_t *__restrict index = bf16 ? t.index_pairs.data() : t.index.data();
+    const float *__restrict row_weight = t.row_weight.data(), *__restrict column_weight = t.column_weight.data();
+    const int64_t *__restrict base = t.base.data(), *__restrict count = t.count.data();
+    const uint16_t *__restrict multiply = t.multiply.data(), *__restrict taps = t.taps.data();
+    const uint16_t *__restrict low = t.low.data(), *__restrict high = t.high.data();
+    const int64_t vectors = t.vectors;
+    for (int64_t v = 0; v < vectors; ++v) {
+        const T *b = src + base[v];
+        const int64_t at = v * lanes;
+        __m512 lo, hi;
+        if constexpr (bf16) {
+            window_pairs_of(b, end, lo, hi);
+        } else {
+            lo = window_of(b, low[v], end);
+            hi = window_of(b + lanes, high[v], end);
+        }
+        const __m512 x = _mm512_permutex2var_ps(lo, _mm512_loadu_si512(index + at), hi);
+        const __m512 s = _mm512_mask_mul_ps(x, __mmask16(multiply[v]), _mm512_loadu_ps(row_weight + at), x);
+        const __m512 r = _mm512_maskz_fmadd_ps(__mmask16(taps[v]), s, _mm512_loadu_ps(column_weight + at), zero);
+        store_first_of(ds + at, r, count[v]);
+    }
+}
+
+// Planes [t0, t1).
+template <typename T>
+__attribute__((target("avx512f"))) void single_tap_planes(const interp_plan &p, const single_tap_table &t,
+        const T *dd, T *ds, int64_t t0, int64_t t1) {
+    const int64_t dd_plane = p.out[0] * p.out[1];
+    const T *dd_end = dd + (p.n_count - 1) * p.dd_n + (p.c_count - 1) * p.dd_c + dd_plane;
+    int64_t n = t0 / p.c_count, c = t0 % p.c_count; // plane t0's image and channel
+    for (int64_t k = t0; k < t1; ++k) {
+        const T *ddp = dd + n * p.dd_n + c * p.dd_c;
+        T *dsp = ds + n * p.ds_n + c * p.ds_c;
+        single_tap_plane(t, ddp, dsp, dd_end);
+        if (++c == p.c_count) c = 0, ++n;
+    }
+}
+
+template <typename T>
+void run_single_tap(const interp_plan &p, const single_tap_table &t, const void *dd, void *ds) {
+    const int64_t planes = p.n_count * p.c_count, groups = (planes + lanes - 1) / lanes;
+    parallel_tasks(task_range(0, groups), [&](const task_range &r) {
+        single_tap_planes(p, t, static_cast<const T *>(dd), static_cast<T *>(ds), r.begin() * lanes,
+                std::min(planes, r.end() * lanes));
+    });
+}
+
 } // namespace
+
+bool single_tap_fit(const interp_plan &p) { return single_tap_table_of(p).fits; }
 
 bool small_planes_fit(const interp_plan &p) {
     if (p.channels_last || p.nsp != 2 || !has_avx512f()) return false;
@@ -349,6 +501,14 @@ bool small_planes_fit(const interp_plan &p) {
 }
 
 void run_small_planes(const interp_plan &p, const void *diff_dst, void *diff_src) {
+    if (p.single_tap) {
+        const single_tap_table t = single_tap_table_of(p);
+        auto run = p.dt == data_type::f32 ? run_single_tap<float>
+                : p.bf16_vcvtne           ? run_single_tap<convert16::bf16_vcvtne_t>
+                : p.dt == data_type::bf16 ? run_single_tap<bf16_t>
+                                          : run_single_tap<f16_t>;
+        return run(p, t, diff_dst, diff_src);
+    }
     const int64_t groups = (p.n_count * p.c_count + lanes - 1) / lanes;
     auto body = p.dt == data_type::f32 ? run_groups<float>
             : p.bf16_vcvtne            ? run_groups<convert16::bf16_vcvtne_t>

@@ -32,6 +32,11 @@ constexpr int64_t small_plane_max_dd = 1024, small_plane_max_ds = 1024;
 // enough planes for every thread to take several groups of 16.
 bool small_planes_fit(const interp_plan &p);
 
+// Whether such a plan has at most one tap per input on either axis, each
+// vector of 16 diff_src elements reading a window of 32 diff_dst elements
+// (the gradient of 2x downsampling): interp_plan::single_tap.
+bool single_tap_fit(const interp_plan &p);
+
 // Runs such a plan with oneTBB on the current task arena: a task per group
 // of 16 planes.
 void run_small_planes(const interp_plan &p, const void *diff_dst, void *diff_src);
