@@ -4,13 +4,17 @@
 // (":ring_prefetch") from ring_prefetch_min_bytes of diff_dst. A prefetch
 // changes no result: each path gives the reference's result, the same bits
 // on 1 and 3 threads, and the bits of the same path without the prefetch.
+#include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "backends/tbb/cpu.hpp"
+#include "backends/tbb/row_gather.hpp"
 #include "backends/tbb/size_thresholds.hpp"
+#include "support/axis_cases.hpp"
 #include "support/default_threads.hpp"
 #include "support/interp_case.hpp"
 
@@ -198,6 +202,82 @@ TEST(TbbInterpolateAmdNcx, RowBlocks1dLongRows) {
             c.coord = "pytorch_half_pixel";
             EXPECT_EQ(bits_on(c, 1, path), bits_on(c, 3, path)) << c.name();
         }
+}
+
+// Planar 2-D f32 rows then gather, the gradient of a non-integer
+// upsampling whose diff_src is at least a third of diff_dst, past
+// interp_nontemporal_min_bytes: the plane staged and streamed out
+// (":nontemporal"), the bits of the cached store on 1 and 3 threads. Below a
+// third (3x), planes cut into tasks (N = 1 on 3 threads), the fused 2x rows
+// and 16-bit keep their stores.
+TEST(TbbInterpolateAmdNcx, RowsThenGatherStagedUpsampling) {
+    const std::string rows = "interpolate:planar_rows_then_gather_2d:f32:batch=task:";
+    for (bool nxc : {false, true})
+        for (const char *coord : {"half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel"}) {
+            for (auto [src, dst] : {std::pair<dims, dims> {{28, 28}, {42, 42}}, {{37, 40}, {55, 60}}}) {
+                interp_case c = planar_case(data_type::f32, nxc, src, dst);
+                c.coord = coord;
+                c.src[0] = c.dst[0] = 32; // a task per plane on 3 threads too
+                const std::vector<uint32_t> cached = bits_on(c, 1, rows + "cached");
+                const lowered_thresholds large(16);
+                EXPECT_EQ(cached, bits_on(c, 1, rows + "nontemporal")) << c.name();
+                EXPECT_EQ(cached, bits_on(c, 3, rows + "nontemporal")) << c.name();
+            }
+        }
+    const lowered_thresholds large(16);
+    bits_on(planar_case(data_type::f32, false, {20, 20}, {60, 60}), 1, rows + "cached");
+    bits_on(planar_case(data_type::f32, false, {20, 20}, {60, 60}, "nearest"), 1, rows + "cached");
+    interp_case one = planar_case(data_type::f32, false, {28, 28}, {42, 42});
+    one.src[0] = one.dst[0] = 1;
+    bits_on(one, 3, rows + "cached");
+    if (tbb_backend::has_avx512f()) {
+        bits_on(planar_case(data_type::f32, false, {28, 28}, {56, 56}), 1,
+                "interpolate:planar_fused_row_gather_2d:f32:batch=8:cached");
+        bits_on(planar_case(data_type::bf16, false, {28, 28}, {42, 42}), 1,
+                "interpolate:planar_rows_then_gather_2d:converted_tile:batch=task:cached");
+    }
+}
+
+// The slot gather's window form (row_gather_table::block_window: one load
+// of 32 outputs per row for all of a block's slots) gives the bits of the
+// slots' own loads, on every axis case of the slot form, rows of any length
+// (windows inside the row and at its end), whole and streamed stores; the
+// non-integer upsamplings of the suite have it in every block.
+TEST(TbbInterpolateAmdNcx, GatherWindowFormBits) {
+    if (!tbb_backend::has_avx512f()) GTEST_SKIP() << "needs AVX-512";
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> u(-1.f, 1.f);
+    int windows = 0;
+    std::vector<axis_case> all = axis_cases({1, 7, 16, 17, 33, 56, 100});
+    for (int64_t in : {56, 224, 37})
+        for (int64_t out : {int64_t(84), int64_t(299), int64_t(55), 3 * in / 2 + 1})
+            all.push_back({in, out, kernels::coord_mode::half_pixel, false, kernels::nearest_rounding::round_prefer_ceil});
+    for (const axis_case &c : all) {
+        const kernels::axis_gather g = c.gather();
+        tbb_backend::row_gather_table with = tbb_backend::make_row_gather(g);
+        if (with.stride2) continue; // the stride-2 form runs instead
+        with.stride2 = false;
+        tbb_backend::row_gather_table without = with;
+        std::fill(without.block_window.begin(), without.block_window.end(), -1);
+        for (int64_t w : with.block_window) windows += w >= 0;
+        const int64_t nrows = 5, stride = c.out + 3;
+        std::vector<float> src(size_t(nrows * stride));
+        for (float &x : src) x = u(rng);
+        for (bool stream : {false, true}) {
+            std::vector<float> a(size_t(nrows * c.in) + 16), b(a.size());
+            tbb_backend::gather_rows(with, g, src.data(), stride, a.data(), c.in, nrows, stream);
+            tbb_backend::gather_rows(without, g, src.data(), stride, b.data(), c.in, nrows, stream);
+            EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0)
+                    << "in " << c.in << " out " << c.out << " mode " << int(c.mode) << " nearest " << c.nearest;
+        }
+    }
+    EXPECT_GT(windows, 100);
+    for (auto [in, out] : {std::pair<int64_t, int64_t> {56, 84}, {224, 299}}) {
+        const tbb_backend::row_gather_table t = tbb_backend::make_row_gather(
+                axis_case {in, out, kernels::coord_mode::half_pixel, false, kernels::nearest_rounding::round_prefer_ceil}
+                        .gather());
+        for (int64_t w : t.block_window) EXPECT_GE(w, 0) << in << " -> " << out;
+    }
 }
 
 } // namespace

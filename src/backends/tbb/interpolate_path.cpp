@@ -188,11 +188,14 @@ interp_store store_of(const interp_plan &p) {
         return p.ds_sp[size_t(p.nsp - 1)] == p.run && !staged_upsampling ? interp_store::nontemporal
                                                                          : interp_store::cached;
     }
-    // Planar 2-D: whole dense planes at least as large as diff_dst's (the
-    // gradient of downsampling; upsampling's output, a quarter of its input,
-    // gains nothing), one task per plane.
-    if (!planar_2d(p) || ds_plane < dd_plane || p.ds_sp[0] != p.in[1] || p.tasks_per_plane != 1)
-        return interp_store::cached;
+    // Planar 2-D: whole dense planes, one task per plane, at least as large
+    // as diff_dst's (the gradient of downsampling); for rows then gather, a
+    // third of them (non-integer upsampling: the plane staged, its reads for
+    // ownership a large share of the traffic). 2x upsampling's output, a
+    // quarter of its input, gains nothing.
+    const bool staged_rows = p.levels == interp_levels::planar_rows_then_gather_2d && 3 * ds_plane >= dd_plane;
+    if (!planar_2d(p) || p.ds_sp[0] != p.in[1] || p.tasks_per_plane != 1) return interp_store::cached;
+    if (ds_plane < dd_plane) return staged_rows ? interp_store::nontemporal : interp_store::cached;
     return gather_rows_streams(p.inner_rows) ? interp_store::nontemporal_gather : interp_store::nontemporal;
 }
 
