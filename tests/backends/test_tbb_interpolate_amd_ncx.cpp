@@ -131,14 +131,15 @@ TEST(TbbInterpolateAmdNcx, RowsThenGatherBatch16) {
             EXPECT_EQ(bits_on(b, 1, sixteen + "cached"), bits_on(b, 3, sixteen + "cached")) << b.name();
             interp_case c = planar_case(dt, nxc, {140, 64}, {70, 32});
             c.src[0] = c.dst[0] = 1;
-            EXPECT_EQ(bits_on(c, 1, sixteen + "cached"), bits_on(c, 3, sixteen + "cached")) << c.name();
+            EXPECT_EQ(bits_on(c, 1, sixteen + "cached:pairs"), bits_on(c, 3, sixteen + "cached:pairs")) << c.name();
             {
                 const lowered_thresholds large(16);
                 const std::string streamed = sixteen + (dt == data_type::bf16 && tbb_backend::has_avx512_bf16()
                                                                  ? "nontemporal_narrowed_bf16_hw"
                                                                  : "nontemporal_narrowed");
                 const interp_case d = planar_case(dt, nxc, {140, 64}, {70, 32});
-                if (tbb_backend::has_avx512f()) EXPECT_EQ(bits_on(d, 1, streamed), bits_on(d, 3, streamed)) << d.name();
+                if (tbb_backend::has_avx512f())
+                    EXPECT_EQ(bits_on(d, 1, streamed + ":pairs"), bits_on(d, 3, streamed + ":pairs")) << d.name();
             }
             // A plane whose rows fit stays one batch.
             bits_on(planar_case(dt, nxc, {10, 12}, {15, 18}), 1,
@@ -236,6 +237,47 @@ TEST(TbbInterpolateAmdNcx, RowsThenGatherStagedUpsampling) {
         bits_on(planar_case(data_type::bf16, false, {28, 28}, {42, 42}), 1,
                 "interpolate:planar_rows_then_gather_2d:converted_tile:batch=task:cached");
     }
+}
+
+// Planar 2-D 16-bit rows then gather, 2x linear downsampling (inputs 2k
+// and 2k + 1 have the same taps): each pair's row gathered once (":pairs"),
+// batches of 16 and whole tasks, an odd number of rows, cached and streamed
+// stores; the reference's result and the same bits on 1 and 3 threads.
+// Planes cut into tasks (N = 1, 3 threads) split at even inputs; other
+// ratios and f32 keep every row.
+TEST(TbbInterpolateAmdNcx, RowsThenGatherPairs) {
+    const std::string rows = "interpolate:planar_rows_then_gather_2d:converted_tile:";
+    for (data_type dt : {data_type::bf16, data_type::f16})
+        for (bool nxc : {false, true})
+            for (const char *coord : {"half_pixel", "pytorch_half_pixel"}) {
+                interp_case a = planar_case(dt, nxc, {140, 64}, {70, 32});
+                a.coord = coord;
+                a.src[0] = a.dst[0] = 32; // a task per plane on 3 threads too
+                EXPECT_EQ(bits_on(a, 1, rows + "batch=16:cached:pairs"), bits_on(a, 3, rows + "batch=16:cached:pairs"))
+                        << a.name();
+                interp_case b = planar_case(dt, nxc, {30, 66}, {15, 33});
+                b.coord = coord;
+                b.src[0] = b.dst[0] = 32;
+                EXPECT_EQ(bits_on(b, 1, rows + "batch=task:cached:pairs"), bits_on(b, 3, rows + "batch=task:cached:pairs"))
+                        << b.name();
+                if (!tbb_backend::has_avx512f()) continue;
+                const lowered_thresholds large(16);
+                const std::string streamed = dt == data_type::bf16 && tbb_backend::has_avx512_bf16()
+                        ? "nontemporal_narrowed_bf16_hw"
+                        : "nontemporal_narrowed";
+                EXPECT_EQ(bits_on(a, 1, rows + "batch=16:" + streamed + ":pairs"),
+                        bits_on(a, 3, rows + "batch=16:" + streamed + ":pairs"))
+                        << a.name();
+            }
+    for (int64_t in0 : {140, 30, 62}) {
+        interp_case cut = planar_case(data_type::bf16, false, {in0, 64}, {in0 / 2, 32});
+        cut.src[0] = cut.dst[0] = 1;
+        const std::string path = rows + (in0 == 140 ? "batch=16" : "batch=task") + ":cached:pairs";
+        EXPECT_EQ(bits_on(cut, 1, path), bits_on(cut, 3, path)) << cut.name();
+    }
+    bits_on(planar_case(data_type::bf16, false, {141, 64}, {70, 32}), 1, rows + "batch=16:cached");
+    bits_on(planar_case(data_type::f32, false, {140, 64}, {70, 32}), 1,
+            "interpolate:planar_rows_then_gather_2d:f32:batch=task:cached");
 }
 
 // The slot gather's window form (row_gather_table::block_window: one load

@@ -261,6 +261,17 @@ void choose_interp_path(interp_plan &p) {
         p.one_task = true; // nothing runs
         return;
     }
+    // Planar 2-D 16-bit rows then gather whose inputs of axis 0 repeat in
+    // pairs (input 2k + 1 has input 2k's taps): tasks start at even inputs
+    // (level0_pairs), at least as many inputs a task as before.
+    const std::vector<uint8_t> &rep = p.grouped[0].repeats;
+    bool pair_rows = !p.channels_last && p.nsp == 2 && p.in[0] >= 2 && p.dt != data_type::f32
+            && !row_sum_gather_available(p.inner_rows);
+    for (size_t i = 0; pair_rows && i < rep.size(); ++i) pair_rows = (rep[i] != 0) == (i % 2 == 1);
+    if (pair_rows) {
+        p.split_unit = 2;
+        p.min_block = (p.min_block + 1) / 2;
+    }
     p.tasks_per_plane = tasks_per_plane(p);
     p.source = source_of(p);
     p.levels = levels_of(p);
@@ -309,6 +320,10 @@ void choose_interp_path(interp_plan &p) {
     const int64_t largest_plane = std::max(p.out[0] * p.out[1], p.in[0] * p.in[1]) * int64_t(size_of(p.dt));
     p.next_group_prefetch = p.levels == interp_levels::planar_small_planes_2d
             && largest_plane >= small_planes_prefetch_min_bytes;
+    // Each pair's row gathered once: batches start at even inputs.
+    p.level0_pairs = pair_rows && p.levels == interp_levels::planar_rows_then_gather_2d
+            && p.source == interp_source::converted_tile
+            && (p.batch == interp_batch::task || p.level0_batch % 2 == 0);
     p.store = store_of(p);
     const bool streamed_runs = p.levels == interp_levels::channels_last_runs_1d && p.store == interp_store::nontemporal;
     p.bf16_vcvtne = (small_planes(p) || streamed_runs) && p.dt == data_type::bf16 && has_avx512_bf16();
@@ -326,6 +341,7 @@ std::string interp_path_name(const interp_plan &p) {
     if (p.next_group_prefetch) s += ":next_group_prefetch";
     if (p.nsp >= 3 && p.prefetch_bytes0 > 0) s += ":ring_prefetch";
     if (p.bf16_vcvtne) s += ":bf16_vcvtne";
+    if (p.level0_pairs) s += ":pairs";
     return s;
 }
 
