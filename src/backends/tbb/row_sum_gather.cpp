@@ -45,6 +45,12 @@ template <typename Src> struct fused_rows {
         for (int64_t i = i0; i < i0 + count; ++i) {
             if (prefetch_bytes > 0) prefetch(i);
             float *dst = out + (i - i0) * out_stride;
+            if (i + 1 < i0 + count && a.sym4[size_t(i)] && a.sym4[size_t(i + 1)]) { // 2x linear interiors, two at once
+                if (prefetch_bytes > 0) prefetch(i + 1);
+                row_stride2_pair<DLO, K>(t, g, sym4_of(i), dst, sym4_of(i + 1), dst + out_stride, cw.w, 0, blocks);
+                ++i;
+                continue;
+            }
             if (tap_fold::visit(a, i, src, gather_from<DLO, K> {t, g, dst, cw.w, blocks})) continue;
             if constexpr (std::is_same_v<Src, row_source>) {
                 sum_taps(row, g.out, taps_of(a, i, x, [&](int64_t o) { return src.row(o); }));
@@ -58,6 +64,14 @@ template <typename Src> struct fused_rows {
             }
             row_stride2<DLO, K>(t, g, memory_row {row}, dst, cw.w, 0, blocks);
         }
+    }
+    // Input i's rows as tap_fold::visit gives a sym4 input's.
+    __attribute__((target("avx512f"), always_inline)) auto sym4_of(int64_t i) const {
+        using E = std::remove_cv_t<std::remove_pointer_t<decltype(src.row(0))>>;
+        const int64_t t0 = a.begin[size_t(i)];
+        return tap_fold::sym4_rows<E> {{src.row(a.output[size_t(t0)]), src.row(a.output[size_t(t0 + 1)]),
+                                               src.row(a.output[size_t(t0 + 2)]), src.row(a.output[size_t(t0 + 3)])},
+                _mm512_set1_ps(a.sym4_wa), _mm512_set1_ps(a.sym4_wb)};
     }
     void prefetch(int64_t i) const {
         if constexpr (std::is_same_v<Src, row_source>) {
