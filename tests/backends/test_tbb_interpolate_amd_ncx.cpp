@@ -281,50 +281,52 @@ TEST(TbbInterpolateAmdNcx, RowsThenGatherPairs) {
             "interpolate:planar_rows_then_gather_2d:f32:batch=task:cached");
 }
 
-// The fused rows take neighbouring 2x linear interiors two at a time
-// (row_stride2_pair): the bits of the same inputs in batches of 1 and 3
-// (pairs cut at every other point), f32 rows and 16-bit rows, every axis-1
-// length of the form (tails masked).
+// The fused rows take neighbouring inputs two at a time (row_stride2_pair:
+// 2x linear interiors, and align_corners' taps of their own weights, f32
+// rows): the bits of the same inputs in batches of 1 and 3 (pairs cut at
+// every other point), f32 rows and 16-bit rows, every axis-1 length of the
+// form (tails masked).
 TEST(TbbInterpolateAmdNcx, FusedRowPairsBits) {
-    const kernels::axis_gather g0 = axis_case {20, 40, kernels::coord_mode::half_pixel, false,
-            kernels::nearest_rounding::round_prefer_ceil}.gather();
-    const tbb_backend::grouped_axis a = tbb_backend::group_axis(g0);
-    std::mt19937 rng(3);
-    std::uniform_real_distribution<float> u(-1.f, 1.f);
-    for (int64_t in1 : {7, 16, 33, 56, 64}) {
-        const kernels::axis_gather g = axis_case {in1, 2 * in1, kernels::coord_mode::half_pixel, false,
-                kernels::nearest_rounding::round_prefer_ceil}.gather();
-        const tbb_backend::row_gather_table t = tbb_backend::make_row_gather(g);
-        if (!tbb_backend::row_sum_gather_available(t)) GTEST_SKIP() << "needs AVX-512";
-        std::vector<float> src(size_t(40 * g.out));
-        for (float &v : src) v = u(rng);
-        std::vector<tbb_backend::bf16_t> src16(src.size());
-        for (size_t k = 0; k < src.size(); ++k) {
-            uint32_t bits;
-            std::memcpy(&bits, &src[k], 4);
-            src16[k].bits = uint16_t(bits >> 16);
-        }
-        std::vector<const float *> x(8);
-        std::vector<float> row(size_t(g.out) + 16), conv(size_t(4 * g.out) + 16);
-        auto run = [&](int64_t step, bool sixteen) {
-            std::vector<float> out(size_t(20 * g.in));
-            for (int64_t i = 0; i < 20; i += step) {
-                const int64_t n = std::min<int64_t>(step, 20 - i);
-                if (sixteen)
-                    tbb_backend::sum_gather_rows(a, i, n, x.data(), tbb_backend::rows_of<tbb_backend::bf16_t> {src16.data(), g.out},
-                            t, g, out.data() + i * g.in, g.in, row.data(), conv.data());
-                else
-                    tbb_backend::sum_gather_rows(a, i, n, x.data(), tbb_backend::row_source {src.data(), g.out}, t, g,
-                            out.data() + i * g.in, g.in, row.data());
+    for (kernels::coord_mode mode : {kernels::coord_mode::half_pixel, kernels::coord_mode::align_corners}) {
+        const kernels::axis_gather g0 = axis_case {20, 40, mode, false, kernels::nearest_rounding::round_prefer_ceil}.gather();
+        const tbb_backend::grouped_axis a = tbb_backend::group_axis(g0);
+        std::mt19937 rng(3);
+        std::uniform_real_distribution<float> u(-1.f, 1.f);
+        for (int64_t in1 : {7, 16, 33, 56, 64}) {
+            const kernels::axis_gather g = axis_case {in1, 2 * in1, kernels::coord_mode::half_pixel, false,
+                    kernels::nearest_rounding::round_prefer_ceil}.gather();
+            const tbb_backend::row_gather_table t = tbb_backend::make_row_gather(g);
+            if (!tbb_backend::row_sum_gather_available(t)) GTEST_SKIP() << "needs AVX-512";
+            std::vector<float> src(size_t(40 * g.out));
+            for (float &v : src) v = u(rng);
+            std::vector<tbb_backend::bf16_t> src16(src.size());
+            for (size_t k = 0; k < src.size(); ++k) {
+                uint32_t bits;
+                std::memcpy(&bits, &src[k], 4);
+                src16[k].bits = uint16_t(bits >> 16);
             }
-            return out;
-        };
-        for (bool sixteen : {false, true}) {
-            const std::vector<float> all = run(20, sixteen);
-            for (int64_t step : {1, 3}) {
-                const std::vector<float> cut = run(step, sixteen);
-                EXPECT_EQ(std::memcmp(all.data(), cut.data(), all.size() * sizeof(float)), 0)
-                        << "in1 " << in1 << " step " << step << " 16-bit " << sixteen;
+            std::vector<const float *> x(8);
+            std::vector<float> row(size_t(g.out) + 16), conv(size_t(4 * g.out) + 16);
+            auto run = [&](int64_t step, bool sixteen) {
+                std::vector<float> out(size_t(20 * g.in));
+                for (int64_t i = 0; i < 20; i += step) {
+                    const int64_t n = std::min<int64_t>(step, 20 - i);
+                    if (sixteen)
+                        tbb_backend::sum_gather_rows(a, i, n, x.data(), tbb_backend::rows_of<tbb_backend::bf16_t> {src16.data(), g.out},
+                                t, g, out.data() + i * g.in, g.in, row.data(), conv.data());
+                    else
+                        tbb_backend::sum_gather_rows(a, i, n, x.data(), tbb_backend::row_source {src.data(), g.out}, t, g,
+                                out.data() + i * g.in, g.in, row.data());
+                }
+                return out;
+            };
+            for (bool sixteen : {false, true}) {
+                const std::vector<float> all = run(20, sixteen);
+                for (int64_t step : {1, 3}) {
+                    const std::vector<float> cut = run(step, sixteen);
+                    EXPECT_EQ(std::memcmp(all.data(), cut.data(), all.size() * sizeof(float)), 0)
+                            << "in1 " << in1 << " step " << step << " 16-bit " << sixteen << " mode " << int(mode);
+                }
             }
         }
     }
