@@ -4,13 +4,18 @@
 // (":ring_prefetch") from ring_prefetch_min_bytes of diff_dst. A prefetch
 // changes no result: each path gives the reference's result, the same bits
 // on 1 and 3 threads, and the bits of the same path without the prefetch.
+#include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "backends/tbb/cpu.hpp"
+#include "backends/tbb/row_gather.hpp"
+#include "backends/tbb/row_sum_gather.hpp"
 #include "backends/tbb/size_thresholds.hpp"
+#include "support/axis_cases.hpp"
 #include "support/default_threads.hpp"
 #include "support/interp_case.hpp"
 
@@ -127,14 +132,15 @@ TEST(TbbInterpolateAmdNcx, RowsThenGatherBatch16) {
             EXPECT_EQ(bits_on(b, 1, sixteen + "cached"), bits_on(b, 3, sixteen + "cached")) << b.name();
             interp_case c = planar_case(dt, nxc, {140, 64}, {70, 32});
             c.src[0] = c.dst[0] = 1;
-            EXPECT_EQ(bits_on(c, 1, sixteen + "cached"), bits_on(c, 3, sixteen + "cached")) << c.name();
+            EXPECT_EQ(bits_on(c, 1, sixteen + "cached:pairs"), bits_on(c, 3, sixteen + "cached:pairs")) << c.name();
             {
                 const lowered_thresholds large(16);
                 const std::string streamed = sixteen + (dt == data_type::bf16 && tbb_backend::has_avx512_bf16()
                                                                  ? "nontemporal_narrowed_bf16_hw"
                                                                  : "nontemporal_narrowed");
                 const interp_case d = planar_case(dt, nxc, {140, 64}, {70, 32});
-                if (tbb_backend::has_avx512f()) EXPECT_EQ(bits_on(d, 1, streamed), bits_on(d, 3, streamed)) << d.name();
+                if (tbb_backend::has_avx512f())
+                    EXPECT_EQ(bits_on(d, 1, streamed + ":pairs"), bits_on(d, 3, streamed + ":pairs")) << d.name();
             }
             // A plane whose rows fit stays one batch.
             bits_on(planar_case(dt, nxc, {10, 12}, {15, 18}), 1,
@@ -198,6 +204,174 @@ TEST(TbbInterpolateAmdNcx, RowBlocks1dLongRows) {
             c.coord = "pytorch_half_pixel";
             EXPECT_EQ(bits_on(c, 1, path), bits_on(c, 3, path)) << c.name();
         }
+}
+
+// Planar 2-D f32 rows then gather, the gradient of a non-integer
+// upsampling whose diff_src is at least a third of diff_dst, past
+// interp_nontemporal_min_bytes: the plane staged and streamed out
+// (":nontemporal"), the bits of the cached store on 1 and 3 threads. Below a
+// third (3x), planes cut into tasks (N = 1 on 3 threads), the fused 2x rows
+// and 16-bit keep their stores.
+TEST(TbbInterpolateAmdNcx, RowsThenGatherStagedUpsampling) {
+    const std::string rows = "interpolate:planar_rows_then_gather_2d:f32:batch=task:";
+    for (bool nxc : {false, true})
+        for (const char *coord : {"half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel"}) {
+            for (auto [src, dst] : {std::pair<dims, dims> {{28, 28}, {42, 42}}, {{37, 40}, {55, 60}}}) {
+                interp_case c = planar_case(data_type::f32, nxc, src, dst);
+                c.coord = coord;
+                c.src[0] = c.dst[0] = 32; // a task per plane on 3 threads too
+                const std::vector<uint32_t> cached = bits_on(c, 1, rows + "cached");
+                const lowered_thresholds large(16);
+                EXPECT_EQ(cached, bits_on(c, 1, rows + "nontemporal")) << c.name();
+                EXPECT_EQ(cached, bits_on(c, 3, rows + "nontemporal")) << c.name();
+            }
+        }
+    const lowered_thresholds large(16);
+    bits_on(planar_case(data_type::f32, false, {20, 20}, {60, 60}), 1, rows + "cached");
+    bits_on(planar_case(data_type::f32, false, {20, 20}, {60, 60}, "nearest"), 1, rows + "cached");
+    interp_case one = planar_case(data_type::f32, false, {28, 28}, {42, 42});
+    one.src[0] = one.dst[0] = 1;
+    bits_on(one, 3, rows + "cached");
+    if (tbb_backend::has_avx512f()) {
+        bits_on(planar_case(data_type::f32, false, {28, 28}, {56, 56}), 1,
+                "interpolate:planar_fused_row_gather_2d:f32:batch=8:cached");
+        bits_on(planar_case(data_type::bf16, false, {28, 28}, {42, 42}), 1,
+                "interpolate:planar_rows_then_gather_2d:converted_tile:batch=task:cached");
+    }
+}
+
+// Planar 2-D 16-bit rows then gather, 2x linear downsampling (inputs 2k
+// and 2k + 1 have the same taps): each pair's row gathered once (":pairs"),
+// batches of 16 and whole tasks, an odd number of rows, cached and streamed
+// stores; the reference's result and the same bits on 1 and 3 threads.
+// Planes cut into tasks (N = 1, 3 threads) split at even inputs; other
+// ratios and f32 keep every row.
+TEST(TbbInterpolateAmdNcx, RowsThenGatherPairs) {
+    const std::string rows = "interpolate:planar_rows_then_gather_2d:converted_tile:";
+    for (data_type dt : {data_type::bf16, data_type::f16})
+        for (bool nxc : {false, true})
+            for (const char *coord : {"half_pixel", "pytorch_half_pixel"}) {
+                interp_case a = planar_case(dt, nxc, {140, 64}, {70, 32});
+                a.coord = coord;
+                a.src[0] = a.dst[0] = 32; // a task per plane on 3 threads too
+                EXPECT_EQ(bits_on(a, 1, rows + "batch=16:cached:pairs"), bits_on(a, 3, rows + "batch=16:cached:pairs"))
+                        << a.name();
+                interp_case b = planar_case(dt, nxc, {30, 66}, {15, 33});
+                b.coord = coord;
+                b.src[0] = b.dst[0] = 32;
+                EXPECT_EQ(bits_on(b, 1, rows + "batch=task:cached:pairs"), bits_on(b, 3, rows + "batch=task:cached:pairs"))
+                        << b.name();
+                if (!tbb_backend::has_avx512f()) continue;
+                const lowered_thresholds large(16);
+                const std::string streamed = dt == data_type::bf16 && tbb_backend::has_avx512_bf16()
+                        ? "nontemporal_narrowed_bf16_hw"
+                        : "nontemporal_narrowed";
+                EXPECT_EQ(bits_on(a, 1, rows + "batch=16:" + streamed + ":pairs"),
+                        bits_on(a, 3, rows + "batch=16:" + streamed + ":pairs"))
+                        << a.name();
+            }
+    for (int64_t in0 : {140, 30, 62}) {
+        interp_case cut = planar_case(data_type::bf16, false, {in0, 64}, {in0 / 2, 32});
+        cut.src[0] = cut.dst[0] = 1;
+        const std::string path = rows + (in0 == 140 ? "batch=16" : "batch=task") + ":cached:pairs";
+        EXPECT_EQ(bits_on(cut, 1, path), bits_on(cut, 3, path)) << cut.name();
+    }
+    bits_on(planar_case(data_type::bf16, false, {141, 64}, {70, 32}), 1, rows + "batch=16:cached");
+    bits_on(planar_case(data_type::f32, false, {140, 64}, {70, 32}), 1,
+            "interpolate:planar_rows_then_gather_2d:f32:batch=task:cached");
+}
+
+// The fused rows take neighbouring inputs two at a time (row_stride2_pair:
+// 2x linear interiors, and align_corners' taps of their own weights, f32
+// rows): the bits of the same inputs in batches of 1 and 3 (pairs cut at
+// every other point), f32 rows and 16-bit rows, every axis-1 length of the
+// form (tails masked).
+TEST(TbbInterpolateAmdNcx, FusedRowPairsBits) {
+    for (kernels::coord_mode mode : {kernels::coord_mode::half_pixel, kernels::coord_mode::align_corners}) {
+        const kernels::axis_gather g0 = axis_case {20, 40, mode, false, kernels::nearest_rounding::round_prefer_ceil}.gather();
+        const tbb_backend::grouped_axis a = tbb_backend::group_axis(g0);
+        std::mt19937 rng(3);
+        std::uniform_real_distribution<float> u(-1.f, 1.f);
+        for (int64_t in1 : {7, 16, 33, 56, 64}) {
+            const kernels::axis_gather g = axis_case {in1, 2 * in1, kernels::coord_mode::half_pixel, false,
+                    kernels::nearest_rounding::round_prefer_ceil}.gather();
+            const tbb_backend::row_gather_table t = tbb_backend::make_row_gather(g);
+            if (!tbb_backend::row_sum_gather_available(t)) GTEST_SKIP() << "needs AVX-512";
+            std::vector<float> src(size_t(40 * g.out));
+            for (float &v : src) v = u(rng);
+            std::vector<tbb_backend::bf16_t> src16(src.size());
+            for (size_t k = 0; k < src.size(); ++k) {
+                uint32_t bits;
+                std::memcpy(&bits, &src[k], 4);
+                src16[k].bits = uint16_t(bits >> 16);
+            }
+            std::vector<const float *> x(8);
+            std::vector<float> row(size_t(g.out) + 16), conv(size_t(4 * g.out) + 16);
+            auto run = [&](int64_t step, bool sixteen) {
+                std::vector<float> out(size_t(20 * g.in));
+                for (int64_t i = 0; i < 20; i += step) {
+                    const int64_t n = std::min<int64_t>(step, 20 - i);
+                    if (sixteen)
+                        tbb_backend::sum_gather_rows(a, i, n, x.data(), tbb_backend::rows_of<tbb_backend::bf16_t> {src16.data(), g.out},
+                                t, g, out.data() + i * g.in, g.in, row.data(), conv.data());
+                    else
+                        tbb_backend::sum_gather_rows(a, i, n, x.data(), tbb_backend::row_source {src.data(), g.out}, t, g,
+                                out.data() + i * g.in, g.in, row.data());
+                }
+                return out;
+            };
+            for (bool sixteen : {false, true}) {
+                const std::vector<float> all = run(20, sixteen);
+                for (int64_t step : {1, 3}) {
+                    const std::vector<float> cut = run(step, sixteen);
+                    EXPECT_EQ(std::memcmp(all.data(), cut.data(), all.size() * sizeof(float)), 0)
+                            << "in1 " << in1 << " step " << step << " 16-bit " << sixteen << " mode " << int(mode);
+                }
+            }
+        }
+    }
+}
+
+// The slot gather's window form (row_gather_table::block_window: one load
+// of 32 outputs per row for all of a block's slots) gives the bits of the
+// slots' own loads, on every axis case of the slot form, rows of any length
+// (windows inside the row and at its end), whole and streamed stores; the
+// non-integer upsamplings of the suite have it in every block.
+TEST(TbbInterpolateAmdNcx, GatherWindowFormBits) {
+    if (!tbb_backend::has_avx512f()) GTEST_SKIP() << "needs AVX-512";
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> u(-1.f, 1.f);
+    int windows = 0;
+    std::vector<axis_case> all = axis_cases({1, 7, 16, 17, 33, 56, 100});
+    for (int64_t in : {56, 224, 37})
+        for (int64_t out : {int64_t(84), int64_t(299), int64_t(55), 3 * in / 2 + 1})
+            all.push_back({in, out, kernels::coord_mode::half_pixel, false, kernels::nearest_rounding::round_prefer_ceil});
+    for (const axis_case &c : all) {
+        const kernels::axis_gather g = c.gather();
+        tbb_backend::row_gather_table with = tbb_backend::make_row_gather(g);
+        if (with.stride2) continue; // the stride-2 form runs instead
+        with.stride2 = false;
+        tbb_backend::row_gather_table without = with;
+        std::fill(without.block_window.begin(), without.block_window.end(), -1);
+        for (int64_t w : with.block_window) windows += w >= 0;
+        const int64_t nrows = 5, stride = c.out + 3;
+        std::vector<float> src(size_t(nrows * stride));
+        for (float &x : src) x = u(rng);
+        for (bool stream : {false, true}) {
+            std::vector<float> a(size_t(nrows * c.in) + 16), b(a.size());
+            tbb_backend::gather_rows(with, g, src.data(), stride, a.data(), c.in, nrows, stream);
+            tbb_backend::gather_rows(without, g, src.data(), stride, b.data(), c.in, nrows, stream);
+            EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0)
+                    << "in " << c.in << " out " << c.out << " mode " << int(c.mode) << " nearest " << c.nearest;
+        }
+    }
+    EXPECT_GT(windows, 100);
+    for (auto [in, out] : {std::pair<int64_t, int64_t> {56, 84}, {224, 299}}) {
+        const tbb_backend::row_gather_table t = tbb_backend::make_row_gather(
+                axis_case {in, out, kernels::coord_mode::half_pixel, false, kernels::nearest_rounding::round_prefer_ceil}
+                        .gather());
+        for (int64_t w : t.block_window) EXPECT_GE(w, 0) << in << " -> " << out;
+    }
 }
 
 } // namespace

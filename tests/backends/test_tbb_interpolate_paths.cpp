@@ -549,7 +549,8 @@ TEST(TbbInterpolatePaths, BatchTask) {
         expect_path(make_case(layout::ncx, dt, 2, 4, {7, 5}, {3, 13}),
                 "interpolate:planar_rows_then_gather_2d:" + source + ":batch=task:cached");
         expect_path(make_case(layout::nxc, dt, 2, 1, {12, 10}, {6, 5}),
-                "interpolate:planar_rows_then_gather_2d:" + source + ":batch=task:cached", 3);
+                "interpolate:planar_rows_then_gather_2d:" + source + ":batch=task:cached" + (dt == f32 ? "" : ":pairs"),
+                3);
     }
 }
 
@@ -663,9 +664,10 @@ TEST(TbbInterpolatePaths, StoreNontemporalNarrowed) {
     struct form {
         dims src, dst;
         const char *mode, *coord, *levels;
+        const char *pairs = ""; // each pair of rows gathered once (interp_plan::level0_pairs)
     };
     const form forms[] = {
-            {{10, 12}, {5, 6}, "linear", "half_pixel", "planar_rows_then_gather_2d:converted_tile:batch=task"},
+            {{10, 12}, {5, 6}, "linear", "half_pixel", "planar_rows_then_gather_2d:converted_tile:batch=task", ":pairs"},
             {{10, 12}, {5, 6}, "linear", "align_corners", "planar_rows_then_gather_2d:converted_tile:batch=task"},
             {{10, 12}, {5, 6}, "linear", "asymmetric", "planar_rows_then_gather_2d:converted_tile:batch=task"},
             {{14, 7}, {7, 3}, "nearest", "half_pixel", "planar_rows_then_gather_2d:converted_tile:batch=task"},
@@ -683,10 +685,11 @@ TEST(TbbInterpolatePaths, StoreNontemporalNarrowed) {
                 // bf16 rounded by vcvtneps2bf16 where the CPU has it.
                 const std::string narrowed = base + (dt == bf16 && tbb_backend::has_avx512_bf16()
                                                                     ? ":nontemporal_narrowed_bf16_hw"
-                                                                    : ":nontemporal_narrowed");
-                const std::vector<uint32_t> cached = bits_on(c, 3, base + ":cached");
+                                                                    : ":nontemporal_narrowed")
+                        + f.pairs;
+                const std::vector<uint32_t> cached = bits_on(c, 3, base + ":cached" + f.pairs);
                 // Values down to bf16 and f32 denormals, which vcvtneps2bf16 reads as zero.
-                const std::vector<uint32_t> tiny = bits_on(c, 3, base + ":cached", 0x1p-128f);
+                const std::vector<uint32_t> tiny = bits_on(c, 3, base + ":cached" + f.pairs, 0x1p-128f);
                 const lowered_thresholds large(all_large);
                 expect_path(c, narrowed, 3);
                 EXPECT_EQ(bits_on(c, 1, narrowed), cached) << c.name();
@@ -706,7 +709,7 @@ TEST(TbbInterpolatePaths, StoreNontemporalNarrowed) {
         // diff_src rows with gaps between them stay cached.
         interp_case gaps = make_case(layout::ncx, dt, 2, 3, {10, 12}, {5, 6});
         gaps.src_strides = padded_strides(gaps.src, 2);
-        expect_path(gaps, "interpolate:planar_rows_then_gather_2d:converted_tile:batch=task:cached");
+        expect_path(gaps, "interpolate:planar_rows_then_gather_2d:converted_tile:batch=task:cached:pairs");
     }
 }
 

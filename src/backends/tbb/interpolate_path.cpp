@@ -188,11 +188,14 @@ interp_store store_of(const interp_plan &p) {
         return p.ds_sp[size_t(p.nsp - 1)] == p.run && !staged_upsampling ? interp_store::nontemporal
                                                                          : interp_store::cached;
     }
-    // Planar 2-D: whole dense planes at least as large as diff_dst's (the
-    // gradient of downsampling; upsampling's output, a quarter of its input,
-    // gains nothing), one task per plane.
-    if (!planar_2d(p) || ds_plane < dd_plane || p.ds_sp[0] != p.in[1] || p.tasks_per_plane != 1)
-        return interp_store::cached;
+    // Planar 2-D: whole dense planes, one task per plane, at least as large
+    // as diff_dst's (the gradient of downsampling); for rows then gather, a
+    // third of them (non-integer upsampling: the plane staged, its reads for
+    // ownership a large share of the traffic). 2x upsampling's output, a
+    // quarter of its input, gains nothing.
+    const bool staged_rows = p.levels == interp_levels::planar_rows_then_gather_2d && 3 * ds_plane >= dd_plane;
+    if (!planar_2d(p) || p.ds_sp[0] != p.in[1] || p.tasks_per_plane != 1) return interp_store::cached;
+    if (ds_plane < dd_plane) return staged_rows ? interp_store::nontemporal : interp_store::cached;
     return gather_rows_streams(p.inner_rows) ? interp_store::nontemporal_gather : interp_store::nontemporal;
 }
 
@@ -258,6 +261,17 @@ void choose_interp_path(interp_plan &p) {
         p.one_task = true; // nothing runs
         return;
     }
+    // Planar 2-D 16-bit rows then gather whose inputs of axis 0 repeat in
+    // pairs (input 2k + 1 has input 2k's taps): tasks start at even inputs
+    // (level0_pairs), at least as many inputs a task as before.
+    const std::vector<uint8_t> &rep = p.grouped[0].repeats;
+    bool pair_rows = !p.channels_last && p.nsp == 2 && p.in[0] >= 2 && p.dt != data_type::f32
+            && !row_sum_gather_available(p.inner_rows);
+    for (size_t i = 0; pair_rows && i < rep.size(); ++i) pair_rows = (rep[i] != 0) == (i % 2 == 1);
+    if (pair_rows) {
+        p.split_unit = 2;
+        p.min_block = (p.min_block + 1) / 2;
+    }
     p.tasks_per_plane = tasks_per_plane(p);
     p.source = source_of(p);
     p.levels = levels_of(p);
@@ -308,6 +322,10 @@ void choose_interp_path(interp_plan &p) {
     p.next_group_prefetch = (p.levels == interp_levels::planar_small_planes_2d && !p.single_tap
                                     && largest_plane >= small_planes_prefetch_min_bytes)
             || (p.levels == interp_levels::planar_plane_rows_2d && largest_plane >= plane_rows_prefetch_min_bytes);
+    // Each pair's row gathered once: batches start at even inputs.
+    p.level0_pairs = pair_rows && p.levels == interp_levels::planar_rows_then_gather_2d
+            && p.source == interp_source::converted_tile
+            && (p.batch == interp_batch::task || p.level0_batch % 2 == 0);
     p.store = store_of(p);
     const bool streamed_runs = p.levels == interp_levels::channels_last_runs_1d && p.store == interp_store::nontemporal;
     p.bf16_vcvtne = (small_planes(p) || streamed_runs) && p.dt == data_type::bf16 && has_avx512_bf16();
@@ -326,6 +344,7 @@ std::string interp_path_name(const interp_plan &p) {
     if (p.single_tap) s += ":single_tap";
     if (p.nsp >= 3 && p.prefetch_bytes0 > 0) s += ":ring_prefetch";
     if (p.bf16_vcvtne) s += ":bf16_vcvtne";
+    if (p.level0_pairs) s += ":pairs";
     return s;
 }
 

@@ -116,7 +116,7 @@ struct interp_plan {
     // Floats of one level-k slice (= its accumulator): rows[k] * run. Level
     // k+1 < last finds output o of its axis at o * slice_floats[k+1] in it.
     std::array<int64_t, 4> slice_floats {};
-    int64_t min_block = 4; // smallest number of axis-0 inputs per task
+    int64_t min_block = 4; // smallest number of split units (axis-0 inputs, or blocks) per task
     // Planar: the vectorized gather of the innermost axis. With one
     // spatial axis, tasks split a row on its 16-input blocks (split_unit).
     row_gather_table inner_rows;
@@ -170,6 +170,12 @@ struct interp_plan {
     // (single_tap_fit): plane by plane, each diff_src vector a permute of
     // diff_dst's plane and its two weights, no transposes.
     bool single_tap = false;
+    // Planar 2-D 16-bit rows then gather whose axis-0 inputs repeat in
+    // pairs (input 2k + 1 has input 2k's taps: the gradient of 2x linear
+    // downsampling; tasks then split at even inputs, split_unit 2), batches
+    // starting at even inputs: the last level gathers each pair's row once
+    // and copies it (path ":pairs"; the same bits).
+    bool level0_pairs = false;
     // one_task: every task runs in turn on the calling thread, with no
     // parallel loop (one-thread runs, and diff_dst under
     // interp_one_task_max_bytes, where a loop costs more than the work); the
@@ -225,7 +231,7 @@ std::string make_interp_plan(const core::interpolate_bwd_problem &p, interp_plan
 void choose_interp_path(interp_plan &plan);
 
 // "interpolate:<levels>:<source>[:batch=<n>]:<store>[:column_prefetch][:next_group_prefetch]
-// [:single_tap][:bf16_vcvtne]", or
+// [:single_tap][:bf16_vcvtne][:pairs]", or
 // "interpolate:zero_sized" (docs/verbose.md).
 std::string interp_path_name(const interp_plan &plan);
 

@@ -262,7 +262,14 @@ template <typename T> struct task {
             constexpr int64_t chunk = 16;
             for (int64_t r = 0; r < nrows; r += chunk) {
                 const int64_t m = std::min(chunk, nrows - r);
-                gather_rows(p.inner_rows, g, s.rows.data() + r * p.run, p.run, s.out.data(), g.in, m);
+                if (p.level0_pairs) { // rows r, r + 2, ... (even inputs: the plan), each copied to the next
+                    gather_rows(p.inner_rows, g, s.rows.data() + r * p.run, 2 * p.run, s.out.data(), 2 * g.in,
+                            (m + 1) / 2);
+                    for (int64_t k = 1; k < m; k += 2)
+                        std::memcpy(s.out.data() + k * g.in, s.out.data() + (k - 1) * g.in, size_t(g.in) * sizeof(float));
+                } else {
+                    gather_rows(p.inner_rows, g, s.rows.data() + r * p.run, p.run, s.out.data(), g.in, m);
+                }
                 store_rows(m, dst + r * row_stride, row_stride);
             }
         }

@@ -39,6 +39,12 @@ row_gather_table make_row_gather(const kernels::axis_gather &g) {
             }
             t.slots.push_back(sl);
         }
+        int64_t lo = INT64_MAX, hi = -1;
+        for (int64_t k = t.block_slots.back(); k < int64_t(t.slots.size()); ++k) {
+            lo = std::min(lo, t.slots[size_t(k)].first_output);
+            hi = std::max(hi, t.slots[size_t(k)].first_output + t.slots[size_t(k)].window);
+        }
+        t.block_window.push_back(hi >= 0 && hi - lo <= 32 ? lo : -1);
         t.block_slots.push_back(int64_t(t.slots.size()));
     }
     add_stride2_form(t, g);
@@ -113,6 +119,50 @@ __attribute__((target("avx512f"), always_inline)) inline void rows_k(const slot_
     }
 }
 
+// The same for a block whose slots share one window of 32 outputs
+// (row_gather_table::block_window), at src: each row loads it once, plainly
+// where it lies inside the row (FULL), else masked by lo and hi; idx[k] is
+// slot k's index table from the window's start. The same FMAs in the same
+// order.
+template <int K, bool FULL, bool STREAM>
+__attribute__((target("avx512f"), always_inline)) inline void rows_window(const __m512i *idx, const __m512 *w,
+        const __mmask16 *lanes, __mmask16 lo, __mmask16 hi, const float *src, int64_t src_stride, float *out,
+        int64_t out_stride, int64_t nrows, int64_t store) {
+    for (int64_t r = 0; r < nrows; ++r) {
+        const float *row = src + r * src_stride;
+        const __m512 a = FULL ? _mm512_loadu_ps(row) : _mm512_maskz_loadu_ps(lo, row);
+        const __m512 b = FULL ? _mm512_loadu_ps(row + 16) : _mm512_maskz_loadu_ps(hi, row + 16);
+        __m512 acc = _mm512_setzero_ps();
+        for (int k = 0; k < K; ++k) acc = _mm512_mask3_fmadd_ps(_mm512_permutex2var_ps(a, idx[k], b), w[k], acc, lanes[k]);
+        store_lanes<STREAM>(out + r * out_stride, acc, store);
+    }
+}
+
+// Block b of every row in the window form, K slots.
+template <int K, bool STREAM>
+__attribute__((target("avx512f"), always_inline)) inline void block_window(const row_gather_table &t,
+        const kernels::axis_gather &g, int64_t b, const float *src, int64_t src_stride, float *out, int64_t out_stride,
+        int64_t nrows, int64_t store) {
+    const int64_t k0 = t.block_slots[size_t(b)], first = t.block_window[size_t(b)];
+    __m512i idx[K];
+    __m512 w[K];
+    __mmask16 lanes[K];
+    for (int k = 0; k < K; ++k) {
+        const row_gather_table::slot &s = t.slots[size_t(k0 + k)];
+        idx[k] = _mm512_add_epi32(_mm512_loadu_si512(t.idx.data() + 16 * (k0 + k)),
+                _mm512_set1_epi32(int32_t(s.first_output - first)));
+        w[k] = _mm512_loadu_ps(t.weight.data() + 16 * (k0 + k));
+        lanes[k] = __mmask16(s.mask);
+    }
+    const float *at = src + first;
+    float *o = out + 16 * b;
+    const int64_t left = g.out - first; // the row's outputs from the window's start on
+    if (left >= 32) return rows_window<K, true, STREAM>(idx, w, lanes, 0, 0, at, src_stride, o, out_stride, nrows, store);
+    const __mmask16 lo = left >= 16 ? __mmask16(0xffff) : __mmask16((1u << left) - 1u);
+    const __mmask16 hi = left <= 16 ? __mmask16(0) : __mmask16((1u << (left - 16)) - 1u);
+    rows_window<K, false, STREAM>(idx, w, lanes, lo, hi, at, src_stride, o, out_stride, nrows, store);
+}
+
 template <bool STREAM>
 __attribute__((target("avx512f"))) void gather_rows_avx512(const row_gather_table &t, const kernels::axis_gather &g,
         const float *src, int64_t src_stride, float *out, int64_t out_stride, int64_t nrows) {
@@ -121,6 +171,17 @@ __attribute__((target("avx512f"))) void gather_rows_avx512(const row_gather_tabl
         const int64_t k0 = t.block_slots[size_t(b)], nk = t.block_slots[size_t(b) + 1] - k0;
         const int64_t n = std::min<int64_t>(16, g.in - 16 * b);
         const int64_t store = n; // lanes stored
+        if (t.block_window[size_t(b)] >= 0 && nk >= 1 && nk <= 6) {
+            switch (nk) {
+                case 1: block_window<1, STREAM>(t, g, b, src, src_stride, out, out_stride, nrows, store); break;
+                case 2: block_window<2, STREAM>(t, g, b, src, src_stride, out, out_stride, nrows, store); break;
+                case 3: block_window<3, STREAM>(t, g, b, src, src_stride, out, out_stride, nrows, store); break;
+                case 4: block_window<4, STREAM>(t, g, b, src, src_stride, out, out_stride, nrows, store); break;
+                case 5: block_window<5, STREAM>(t, g, b, src, src_stride, out, out_stride, nrows, store); break;
+                default: block_window<6, STREAM>(t, g, b, src, src_stride, out, out_stride, nrows, store); break;
+            }
+            continue;
+        }
         bool narrow = nk <= 8;
         for (int64_t k = 0; k < nk && narrow; ++k) narrow = t.slots[size_t(k0 + k)].window <= 32;
         if (!narrow) { // rare: many taps or a slot wider than 32 outputs

@@ -26,6 +26,10 @@ struct row_gather_table {
     std::vector<slot> slots;
     std::vector<int32_t> idx;         // 16 per slot: index from first_output
     std::vector<float> weight;        // 16 per slot
+    // Per block: the first of 32 outputs that hold every slot's window, or
+    // -1. Such a block loads those 32 floats of a row once for all its slots
+    // (the slots' own loads, masked each, and their masks held up the loop).
+    std::vector<int64_t> block_window;
     // Stride-2 form (2x upsampling rows), filled when every block has it:
     // each tap of input i reads output 2i + d, d in [s2_dlo, s2_dlo + s2_k)
     // within [-2, 3]. Every block has s2_k slots, one per d in increasing

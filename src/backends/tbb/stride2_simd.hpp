@@ -130,6 +130,28 @@ BPG_AVX512 void row_stride2(const row_gather_table &t, const kernels::axis_gathe
     for (; b < b1; ++b) block_stride2<DLO, K, false>(t, g, row, o, cw, b, prev, cur, next);
 }
 
+// Two rows in step (two inputs of the level above): the same operations for
+// each as row_stride2, the blocks of both in one loop, so that the chains of
+// FMAs of one row overlap those of the other.
+template <int DLO, int K, typename Source>
+BPG_AVX512 void row_stride2_pair(const row_gather_table &t, const kernels::axis_gather &g, const Source &row0,
+        float *o0, const Source &row1, float *o1, const __m512 *cw, int64_t b0, int64_t b1) {
+    o0 -= 16 * b0;
+    o1 -= 16 * b0;
+    phases prev0 = window(row0, g.out, b0 - 1), cur0 = window(row0, g.out, b0), next0 = cur0;
+    phases prev1 = window(row1, g.out, b0 - 1), cur1 = window(row1, g.out, b0), next1 = cur1;
+    const int64_t b_full = std::min(b1, std::min(g.out / 32 - 1, g.in / 16));
+    int64_t b = b0;
+    for (; b < b_full; ++b) {
+        block_stride2<DLO, K, true>(t, g, row0, o0, cw, b, prev0, cur0, next0);
+        block_stride2<DLO, K, true>(t, g, row1, o1, cw, b, prev1, cur1, next1);
+    }
+    for (; b < b1; ++b) {
+        block_stride2<DLO, K, false>(t, g, row0, o0, cw, b, prev0, cur0, next0);
+        block_stride2<DLO, K, false>(t, g, row1, o1, cw, b, prev1, cur1, next1);
+    }
+}
+
 // The common weights of the table's interior blocks, in registers.
 template <int K> struct common_weights {
     __m512 w[K];

@@ -26,7 +26,11 @@ BPG_CLONES void sum_rows(const grouped_axis &a, int64_t ia,
             i = e;
             continue;
         }
-        sum_taps_inline(out + (i - ia) * out_stride, n, taps_of(a, i, x, [&](int64_t o) { return src.row(o); }));
+        float *o = out + (i - ia) * out_stride;
+        if (i > ia && a.repeats[size_t(i)]) // input i - 1's taps: its row, the same bits
+            std::memcpy(o, o - out_stride, size_t(n) * sizeof(float));
+        else
+            sum_taps_inline(o, n, taps_of(a, i, x, [&](int64_t o) { return src.row(o); }));
         ++i;
     }
 }
