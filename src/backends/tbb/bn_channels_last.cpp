@@ -278,8 +278,7 @@ BPG_ALWAYS_INLINE void update(const bn_plan &p, const data &d, const coeffs &cf,
     if constexpr (std::is_same_v<T, float>)
         if (streams && relu_mask)
             return relu_mask_update(d.mask_rows, d.relu_mask, ak, c2, c0, m, r0, r1, first, r0, true);
-    const bool hw_bf16 = p.update == bn_loops::register_blocks_bf16_avx512 || p.update == bn_loops::wide_bf16_avx512
-            || p.update == bn_loops::wide_blocks_bf16_avx512;
+    const bool hw_bf16 = rounds_bf16_by_hardware(p.update);
     if (streams && (p.update == bn_loops::register_blocks_avx512 || p.update == bn_loops::register_blocks_bf16_avx512))
         return update_streamed<T, F>(p, d, cf, r0, r1);
     if (streams

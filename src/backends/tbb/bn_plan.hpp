@@ -63,6 +63,12 @@ enum class bn_loops {
     shifted_squares,       // BatchNormForwardSums: sums of src - shift and its square, either layout
 };
 
+// The channels-last pass-2 loops that round bf16 by AVX512_BF16.
+constexpr bool rounds_bf16_by_hardware(bn_loops l) {
+    return l == bn_loops::register_blocks_bf16_avx512 || l == bn_loops::wide_bf16_avx512
+            || l == bn_loops::wide_blocks_bf16_avx512;
+}
+
 // How diff_src is written: cached, or past the caches (from the registers
 // where the run is 64-byte aligned, else through a per-thread stage).
 enum class bn_store { cached, nontemporal };

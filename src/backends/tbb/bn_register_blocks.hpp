@@ -215,8 +215,7 @@ __attribute__((target("avx512f"))) void update_rows_streamed(const bn_plan &p, c
 // rounding bf16 by the hardware (T is then bf16_t).
 template <typename T, typename Body> BPG_ALWAYS_INLINE void with_bf16_rounding(const bn_plan &p, const Body &f) {
     if constexpr (std::is_same_v<T, bf16_t>)
-        if (p.update == bn_loops::register_blocks_bf16_avx512 || p.update == bn_loops::wide_bf16_avx512
-                || p.update == bn_loops::wide_blocks_bf16_avx512)
+        if (rounds_bf16_by_hardware(p.update))
             return f(std::true_type {});
     f(std::false_type {});
 }

@@ -50,6 +50,7 @@ inner_taps inner_taps_of(const interp_plan &p) {
 }
 
 #define BPG_PLANE_ROWS_INLINE __attribute__((target("avx512f"), always_inline)) inline
+#define BPG_PLANE_ROWS_LAMBDA __attribute__((target("avx512f"), always_inline))
 
 // 16 values of a row as f32: staged or f32 rows, or 16-bit rows read in place.
 BPG_PLANE_ROWS_INLINE __m512 load_lanes(const float *at) { return _mm512_loadu_ps(at); }
@@ -167,8 +168,7 @@ BPG_PLANE_ROWS_INLINE void stage_plane(const T *plane, int64_t H, int64_t W, int
             for (int64_t c = 0; c < chunks; ++c) {
                 const T *at = plane + o * W + c * lanes;
                 float *row = to + (o * chunks + c) * lanes;
-                if constexpr (std::is_same_v<T, float>) _mm512_store_ps(row, _mm512_loadu_ps(at));
-                else _mm512_store_ps(row, convert16::load16(at));
+                _mm512_store_ps(row, load_lanes(at));
             }
         return;
     }
@@ -305,6 +305,11 @@ __attribute__((target("avx512f,prfchw"))) void run_planes(const interp_plan &p, 
             // downsampling) has its sums; with a row per vector, its
             // diff_src row too (v still holds it).
             const bool repeat = i > 0 && a.repeats[size_t(i)];
+            // Level 0 from the 16-bit rows in place (direct) or from `rows`.
+            const auto fold = [&](auto f) BPG_PLANE_ROWS_LAMBDA { return direct ? f(b.dd, W) : f(rows, stride); };
+            const auto fold_input = [&](int64_t in, __m512 *out) BPG_PLANE_ROWS_LAMBDA {
+                fold([&](const auto *const *r, int64_t st) BPG_PLANE_ROWS_LAMBDA { fold_rows(a, in, r, st, out); });
+            };
             if (R == 1 && chunks == 2) {
                 // Rows over 16: inputs i and i + 1 of the paired form fold
                 // both halves from six shared rows (fold_sym4_pair), input
@@ -314,33 +319,30 @@ __attribute__((target("avx512f,prfchw"))) void run_planes(const interp_plan &p, 
                     held = false;
                     gather_rows(tab, s0, s1, v);
                 } else if (!repeat) {
-                    held = direct ? fold_halves(a, i, h, b.dd, W, s0, s1, h0, h1)
-                                  : fold_halves(a, i, h, rows, stride, s0, s1, h0, h1);
+                    held = fold([&](const auto *const *r, int64_t st) BPG_PLANE_ROWS_LAMBDA {
+                        return fold_halves(a, i, h, r, st, s0, s1, h0, h1);
+                    });
                     gather_rows(tab, s0, s1, v);
                 }
             } else if (R == 1) {
                 if (!repeat) {
-                    if (direct) fold_rows(a, i, b.dd, W, s0);
-                    else fold_rows(a, i, rows, stride, s0);
+                    fold_input(i, s0);
                     gather_rows(tab, s0, s0, v);
                 }
             } else {
                 const bool pair = i + 1 < h && a.sym4[size_t(i)] && a.sym4[size_t(i + 1)] && !a.ones[size_t(i)]
                         && !a.ones[size_t(i + 1)];
                 if (pair) {
-                    if (direct) fold_sym4_pair(a, i, b.dd, W, s0, s1);
-                    else fold_sym4_pair(a, i, rows, stride, s0, s1);
+                    fold([&](const auto *const *r, int64_t st) BPG_PLANE_ROWS_LAMBDA {
+                        fold_sym4_pair(a, i, r, st, s0, s1);
+                    });
                 } else {
                     if (repeat)
                         for (int q = 0; q < side_by_side; ++q) s0[q] = s1[q];
-                    else if (direct)
-                        fold_rows(a, i, b.dd, W, s0);
                     else
-                        fold_rows(a, i, rows, stride, s0);
-                    if (i + 1 < h && !a.repeats[size_t(i + 1)] && direct)
-                        fold_rows(a, i + 1, b.dd, W, s1);
-                    else if (i + 1 < h && !a.repeats[size_t(i + 1)])
-                        fold_rows(a, i + 1, rows, stride, s1);
+                        fold_input(i, s0);
+                    if (i + 1 < h && !a.repeats[size_t(i + 1)])
+                        fold_input(i + 1, s1);
                     else
                         for (int q = 0; q < side_by_side; ++q) s1[q] = s0[q];
                 }
