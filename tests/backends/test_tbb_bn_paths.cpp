@@ -113,6 +113,21 @@ void expect_reference_and_same_bits(const bn_case &c, uint32_t seed) {
     expect_same_bits(one, run_generic(c, in), "generic");
 }
 
+// diff_dst scaled so that some bf16 diff_src values are f32 denormals (the
+// integer rounding's case): with the size knob `large`, the generic loops' bits.
+void expect_denormals_rounded_as_generic(const bn_case &c, bool large, uint32_t seed) {
+    const knobs tiny({"", c, large, false});
+    auto in = bn_inputs(c, seed);
+    for (float &x : in.at(1)) x *= 1e-38f; // diff_dst (id 1)
+    const auto got = run_bn(c, backend_kind::tbb, in);
+    size_t denormal = 0;
+    for (auto &[id, v] : got)
+        if (id == 5) // diff_src
+            for (float x : v) denormal += x != 0 && std::fpclassify(x) == FP_SUBNORMAL;
+    EXPECT_GT(denormal, 0u) << "no denormal diff_src to round";
+    expect_same_bits(got, run_generic(c, in), "generic, denormals");
+}
+
 // The channel_groups path of the short_rows AVX-512 loops up to the store
 // policy: bf16 pass 2 rounds with AVX512_BF16 where the CPU has it.
 std::string short_rows_path(data_type dt) {
@@ -479,16 +494,7 @@ TEST(TbbBatchNormPaths, ChannelsLastBf16HardwareRoundingGlobalAndDenormals) {
         for (const dims &ncx : {dims {2, 64, 9, 8}, dims {2, 112, 3, 5}}) {
             const bn_case c = make(ncx, data_type::bf16, true);
             SCOPED_TRACE(c.name() + (large ? " large" : ""));
-            const knobs tiny({"", c, large, false});
-            auto in_tiny = bn_inputs(c, seed++);
-            for (float &x : in_tiny.at(1)) x *= 1e-38f; // diff_dst (id 1)
-            const auto got = run_bn(c, backend_kind::tbb, in_tiny);
-            size_t denormal = 0;
-            for (auto &[id, v] : got)
-                if (id == 5) // diff_src
-                    for (float x : v) denormal += x != 0 && std::fpclassify(x) == FP_SUBNORMAL;
-            EXPECT_GT(denormal, 0u) << "no denormal diff_src to round";
-            expect_same_bits(got, run_generic(c, in_tiny), "generic, denormals");
+            expect_denormals_rounded_as_generic(c, large, seed++);
         }
     }
 }
@@ -523,16 +529,8 @@ TEST(TbbBatchNormPaths, ChannelsLastBlocksBf16HardwareRounding) {
     if (!tbb_backend::has_avx512_bf16()) return;
     for (const bool large : {false, true}) {
         const bn_case c = make({3, 2048, 2, 1}, data_type::bf16, true);
-        const knobs tiny({"", c, large, false});
-        auto in = bn_inputs(c, seed++);
-        for (float &x : in.at(1)) x *= 1e-38f; // diff_dst (id 1)
-        const auto got = run_bn(c, backend_kind::tbb, in);
-        size_t denormal = 0;
-        for (auto &[id, v] : got)
-            if (id == 5) // diff_src
-                for (float x : v) denormal += x != 0 && std::fpclassify(x) == FP_SUBNORMAL;
-        EXPECT_GT(denormal, 0u) << "no denormal diff_src to round";
-        expect_same_bits(got, run_generic(c, in), "generic, denormals");
+        SCOPED_TRACE(c.name() + (large ? " large" : ""));
+        expect_denormals_rounded_as_generic(c, large, seed++);
     }
 }
 
