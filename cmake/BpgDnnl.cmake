@@ -22,3 +22,19 @@ elseif(bpg_dnnl_searched)
 else()
   message(STATUS "bpg: dnnl backend off (BPG_WITH_DNNL=OFF): backends tbb and ref")
 endif()
+
+# oneDNN's headers reach only the files that include them: its include directories move from
+# DNNL::dnnl to BPG_DNNL_COMPILE_OPTIONS, set on those sources. Every other file then compiles
+# the same with any oneDNN or none, so that builds against several share one compiler cache
+# (.ci/run). BPG_DNNL_INCLUDE_DIRS keeps them for configure-time checks.
+set(BPG_DNNL_INCLUDE_DIRS "")
+set(BPG_DNNL_COMPILE_OPTIONS "")
+if(BPG_WITH_DNNL)
+  get_target_property(BPG_DNNL_INCLUDE_DIRS DNNL::dnnl INTERFACE_INCLUDE_DIRECTORIES)
+  foreach(_dir ${BPG_DNNL_INCLUDE_DIRS})
+    if(NOT _dir IN_LIST CMAKE_CXX_IMPLICIT_INCLUDE_DIRECTORIES)
+      list(APPEND BPG_DNNL_COMPILE_OPTIONS "SHELL:-isystem ${_dir}")
+    endif()
+  endforeach()
+  set_property(TARGET DNNL::dnnl PROPERTY INTERFACE_INCLUDE_DIRECTORIES "")
+endif()

@@ -85,7 +85,11 @@ if(_bpg_type STREQUAL "SHARED_LIBRARY")
   set_property(TARGET bpg PROPERTY SOURCES $<TARGET_OBJECTS:bpg_objects>)
 
   add_library(bpg_static STATIC $<TARGET_OBJECTS:bpg_objects>)
-  target_link_libraries(bpg_static PUBLIC ${_bpg_links})
+  # Link-only, as a static bpg lists its dependencies: its users compile as they would with
+  # that (-fopenmp stays bpg's own), so the two builds share a compiler cache (.ci/run).
+  set(_bpg_link_only ${_bpg_links})
+  list(TRANSFORM _bpg_link_only REPLACE "^(.+)$" "$<LINK_ONLY:\\1>")
+  target_link_libraries(bpg_static INTERFACE ${_bpg_link_only})
   foreach(_prop INTERFACE_INCLUDE_DIRECTORIES INTERFACE_LINK_OPTIONS)
     get_target_property(_value bpg ${_prop})
     if(_value)

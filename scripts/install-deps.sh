@@ -9,8 +9,15 @@ packages=(cmake make g++ libdnnl-dev ocl-icd-opencl-dev libtbb-dev nlohmann-json
 packages+=(python3-torch libtorch-dev python3-pytest python3-numpy python3-dev)
 # The MPI example of SyncBatchNorm (ctest runs it on 2 and 3 processes).
 packages+=(libopenmpi-dev openmpi-bin)
-# `install-deps.sh fuzz`: also clang and its libFuzzer and sanitizer runtimes (scripts/fuzz.sh).
-if [ "${1:-}" = "fuzz" ]; then packages+=(clang libclang-rt-14-dev); fi
+# `install-deps.sh fuzz`: also clang and its libFuzzer and sanitizer runtimes (scripts/fuzz.sh);
+# `install-deps.sh ccache`: the compiler cache .ci/run builds with.
+for extra in "$@"; do
+  case "$extra" in
+    fuzz) packages+=(clang libclang-rt-14-dev) ;;
+    ccache) packages+=(ccache) ;;
+    *) echo "install-deps: unknown extra '$extra' (fuzz, ccache)" >&2; exit 2 ;;
+  esac
+done
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -57,11 +57,15 @@ inline std::string temp_dir(const std::string &name) {
     return d.string();
 }
 
+// The tools are built beside the test executables (build/bin): found from this process, so no
+// build path is compiled into the tests (one compiler cache serves several build trees).
+inline std::string bin_dir() { return std::filesystem::read_symlink("/proc/self/exe").parent_path().string(); }
+
 // shell_prefix runs first in the same shell (e.g. "ulimit -f 64; ").
 inline tool_result run_tool(const std::string &tool, const std::string &args, const std::string &shell_prefix = "") {
     static int counter = 0;
     const std::string tmp = temp_dir("tool-io") + "/" + std::to_string(counter++);
-    const std::string cmd = shell_prefix + std::string(BPG_BIN_DIR) + "/" + tool + " " + args + " >" + tmp + ".out 2>"
+    const std::string cmd = shell_prefix + bin_dir() + "/" + tool + " " + args + " >" + tmp + ".out 2>"
             + tmp + ".err";
     tool_result r;
     const int status = std::system(cmd.c_str());
