@@ -33,7 +33,7 @@ if(BPG_WITH_DNNL)
   get_target_property(BPG_DNNL_INCLUDE_DIRS DNNL::dnnl INTERFACE_INCLUDE_DIRECTORIES)
   foreach(_dir ${BPG_DNNL_INCLUDE_DIRS})
     if(NOT _dir IN_LIST CMAKE_CXX_IMPLICIT_INCLUDE_DIRECTORIES)
-      list(APPEND BPG_DNNL_COMPILE_OPTIONS "SHELL:-isystem ${_dir}")
+      list(APPEND BPG_DNNL_COMPILE_OPTIONS "-isystem${_dir}") # joined: no SHELL: on sources
     endif()
   endforeach()
   set_property(TARGET DNNL::dnnl PROPERTY INTERFACE_INCLUDE_DIRECTORIES "")
