@@ -124,6 +124,15 @@ inline bool near_columns(const grouped_axis &b, int64_t j, int64_t &x0, int64_t 
     return ++x1 - x0 <= 8;
 }
 
+// Whether input j (columns [x0, x1)) takes its columns from the ring: it
+// shares one with the ring's [lo, hi) or with input j + 1. Not for inputs
+// sharing none (2x nearest): the ring's stores would only add work.
+inline bool ring_takes(const grouped_axis &b, int64_t j, int64_t x0, int64_t x1, int64_t lo, int64_t hi) {
+    if (x0 >= lo && x0 < hi) return true;
+    int64_t n0 = 0, n1 = 0;
+    return j + 2 < int64_t(b.begin.size()) && !b.sym4[size_t(j) + 1] && near_columns(b, j + 1, n0, n1) && n0 < x1;
+}
+
 // The columns inputs of other forms read, each summed once: consecutive
 // inputs share columns (align_corners, other scales, the gradient of
 // downsampling), and an input summing its own copy of each cost as much as
@@ -139,7 +148,7 @@ template <int V, typename Rows, typename S, typename D>
 __attribute__((target("avx512f"), always_inline)) inline bool ring_columns(const columns<Rows, S, D> &cs,
         const fresh_two &f, const grouped_axis &b, int64_t j, column_ring<V> &ring) {
     int64_t x0 = 0, x1 = 0;
-    if (!near_columns(b, j, x0, x1)) return false;
+    if (!near_columns(b, j, x0, x1) || !ring_takes(b, j, x0, x1, ring.lo, ring.hi)) return false;
     if (x0 < ring.lo || x0 > ring.hi) ring.lo = ring.hi = x0;
     for (; ring.hi < x1; ++ring.hi) {
         prefetch_column<V>(cs, f, ring.hi);
@@ -157,8 +166,8 @@ __attribute__((target("avx512f"), always_inline)) inline __m512 tap_column(const
 }
 
 // Input j of b of another form: the fold of sum_taps over the columns its
-// taps read, from the ring where they lie within eight columns, else each
-// summed in registers.
+// taps read, from the ring where they lie within eight columns and are
+// shared (ring_takes), else each summed in registers.
 template <int V, bool NT, typename Rows, typename S, typename D>
 __attribute__((target("avx512f"), always_inline)) inline void other_input(const columns<Rows, S, D> &cs,
         const fresh_two &f, const grouped_axis &b, int64_t j, column_ring<V> &ring) {
@@ -268,7 +277,7 @@ bool about_one_sum_per_column(const grouped_axis &b, int64_t run, bool ring) {
         if (k > 4) return false;
         if (!b.sym4[size_t(j)]) {
             int64_t x0 = 0, x1 = 0;
-            if (ring && near_columns(b, j, x0, x1)) {
+            if (ring && near_columns(b, j, x0, x1) && ring_takes(b, j, x0, x1, lo, hi)) {
                 if (x0 < lo || x0 > hi) lo = hi = x0;
                 sums += std::max<int64_t>(0, x1 - hi);
                 hi = std::max(hi, x1);
