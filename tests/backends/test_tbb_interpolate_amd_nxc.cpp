@@ -7,7 +7,8 @@
 // channels-last strides, against the reference, with the bits of the cached
 // path and the same bits on 1 and 3 threads. test_size_threshold_shift()
 // makes the small cases here count as large. 2-D: the fused runs only for
-// runs shorter than fused_runs_max_run channels; the 16-bit levels narrow
+// runs shorter than fused_runs_max_run channels (f32 upsampling also where
+// inputs share columns); the 16-bit levels narrow
 // the last level in registers; upsampled slices summed in chunks.
 #include <cmath>
 #include <cstring>
@@ -204,6 +205,53 @@ TEST(TbbInterpolateAmdNxc, Levels16BitNarrowInRegisters) {
     }
 }
 
+// f32 upsampling whose innermost inputs share columns all along
+// (align_corners, other scales) takes the fused runs, each column summed once
+// (the column ring of run_sum_gather.cpp); 16-bit and the gradient of
+// downsampling keep the levels. Against the reference, the same bits on 1
+// and 3 threads, NXC and NCX with channels-last strides.
+TEST(TbbInterpolateAmdNxc, SharedColumnsFusedInF32) {
+    if (!tbb_backend::has_avx512f()) GTEST_SKIP() << "needs AVX-512";
+    struct form {
+        const char *coord;
+        dims src, dst;
+        int64_t c;
+        bool up;
+    };
+    const form forms[] = {{"align_corners", {5, 12}, {9, 22}, 32, true}, {"half_pixel", {6, 10}, {9, 16}, 48, true},
+            {"asymmetric", {4, 6}, {6, 9}, 16, true}, {"align_corners", {7, 13}, {7, 24}, 64, true},
+            {"half_pixel", {10, 16}, {5, 8}, 32, false}, {"align_corners", {9, 17}, {5, 12}, 32, false}};
+    for (data_type dt : {f32, bf16, f16}) {
+        for (bool nxc : {true, false}) {
+            for (const form &f : forms) {
+                interp_case k;
+                k.coord = f.coord;
+                k.dt = dt;
+                k.nxc = nxc;
+                k.channels_last_strides = !nxc;
+                k.src = nxc ? dims {2, f.src[0], f.src[1], f.c} : dims {2, f.c, f.src[0], f.src[1]};
+                k.dst = nxc ? dims {2, f.dst[0], f.dst[1], f.c} : dims {2, f.c, f.dst[0], f.dst[1]};
+                SCOPED_TRACE(k.name());
+                const bool fused = dt == f32 && f.up;
+                const std::string want = std::string("interpolate:")
+                        + (fused ? "channels_last_fused_runs_2d:" : "channels_last_levels_2d:") + source_of(dt)
+                        + ":batch=1:cached";
+                const std::vector<float> dd = full_mantissas(size_t(2 * f.dst[0] * f.dst[1] * f.c), 43);
+                std::vector<uint32_t> one;
+                for (int threads : {1, 3}) {
+                    with_default_threads(threads, [&] {
+                        EXPECT_EQ(compile_interp_case(k, backend_kind::tbb).get_kernel_path(), want);
+                        const std::vector<float> got = run_interp(k, backend_kind::tbb, dd);
+                        expect_interp_close(got, run_interp(k, backend_kind::ref, dd), dt, k.name());
+                        if (threads == 1) one = bits_of(got);
+                        else EXPECT_EQ(bits_of(got), one);
+                    });
+                }
+            }
+        }
+    }
+}
+
 // Channels-last levels of upsampled slices, one input at a time (f32, and
 // 16-bit read in registers): from the size on, level 0 sums each slice in
 // chunks with the next input's rows prefetched
@@ -215,7 +263,8 @@ TEST(TbbInterpolateAmdNxc, UpsampledSlicesSummedInChunks) {
         dims src, dst;
         int64_t c;
     };
-    const form forms[] = {{"half_pixel", {6, 10}, {9, 16}, 48}, {"align_corners", {5, 9}, {9, 17}, 32}, // 2-3 chunks
+    // (Axis 1 downsampled: f32 upsampling on both axes takes the fused runs.)
+    const form forms[] = {{"half_pixel", {6, 20}, {9, 16}, 48}, {"align_corners", {5, 18}, {9, 17}, 32}, // 2-3 chunks
             {"half_pixel", {3, 7}, {8, 11}, 3}};
     for (data_type dt : {f32, bf16, f16}) {
         for (bool nxc : {true, false}) {

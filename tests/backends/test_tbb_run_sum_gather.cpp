@@ -102,6 +102,14 @@ TEST(TbbRunSumGather, OnlyWholeVectorRunsAndAboutOneSumPerColumn) {
     EXPECT_FALSE(tbb_backend::run_sum_gather_available(axis(112, 56, false, coord_mode::half_pixel), 64)); // each column twice
     EXPECT_FALSE(tbb_backend::run_sum_gather_available(axis(56, 112, false, coord_mode::align_corners), 64)); // same
     EXPECT_FALSE(tbb_backend::run_sum_gather_available(axis(8, 64, false, coord_mode::half_pixel), 64)); // ~16 taps an input
+    // Counting the columns the ring keeps as summed once.
+    EXPECT_TRUE(tbb_backend::run_sum_gather_once_per_column(axis(56, 112, false, coord_mode::align_corners), 64));
+    EXPECT_TRUE(tbb_backend::run_sum_gather_once_per_column(axis(56, 84, false, coord_mode::half_pixel), 64));
+    EXPECT_TRUE(tbb_backend::run_sum_gather_once_per_column(axis(10, 16, false, coord_mode::half_pixel), 64)); // 2 5 3 4
+    EXPECT_TRUE(tbb_backend::run_sum_gather_once_per_column(axis(112, 56, false, coord_mode::half_pixel), 64));
+    EXPECT_TRUE(tbb_backend::run_sum_gather_once_per_column(axis(56, 112, false, coord_mode::half_pixel), 64));
+    EXPECT_FALSE(tbb_backend::run_sum_gather_once_per_column(axis(56, 112, false, coord_mode::align_corners), 40));
+    EXPECT_FALSE(tbb_backend::run_sum_gather_once_per_column(axis(8, 64, false, coord_mode::half_pixel), 64));
 }
 
 } // namespace

@@ -54,9 +54,14 @@ bool dense_slices(const interp_plan &p) {
 // channels down the columns of four rows, a run apart, and from 1-2 KiB
 // apart those lines crowd a few L1 sets (4 KiB apart: one); the levels
 // sum the rows contiguously instead.
+// f32 upsampling whose innermost inputs share columns all along
+// (align_corners, other scales) too, each column summed once (the column
+// ring); 16-bit and the gradient of downsampling measured slower there.
 bool fused_runs_2d(const interp_plan &p) {
-    return p.channels_last && p.nsp == 2 && dense_slices(p) && p.run < fused_runs_max_run
-            && run_sum_gather_available(p.grouped[1], p.run);
+    if (!p.channels_last || p.nsp != 2 || !dense_slices(p) || p.run >= fused_runs_max_run) return false;
+    const bool upsampled = p.out[0] >= p.in[0] && p.out[1] > p.in[1];
+    return run_sum_gather_available(p.grouped[1], p.run)
+            || (p.dt == data_type::f32 && upsampled && run_sum_gather_once_per_column(p.grouped[1], p.run));
 }
 
 interp_source source_of(const interp_plan &p) {

@@ -111,28 +111,84 @@ __attribute__((target("avx512f"), always_inline)) inline void walk(const columns
     }
 }
 
+// Input j of b has one to four taps, on columns [x0, x1) at most eight wide
+// (in summation order, not necessarily ascending).
+inline bool near_columns(const grouped_axis &b, int64_t j, int64_t &x0, int64_t &x1) {
+    const int64_t t0 = b.begin[size_t(j)], k = b.begin[size_t(j) + 1] - t0;
+    if (k < 1 || k > 4) return false;
+    x0 = x1 = b.output[size_t(t0)];
+    for (int64_t t = 1; t < k; ++t) {
+        x0 = std::min(x0, b.output[size_t(t0 + t)]);
+        x1 = std::max(x1, b.output[size_t(t0 + t)]);
+    }
+    return ++x1 - x0 <= 8;
+}
+
+// Whether input j (columns [x0, x1)) takes its columns from the ring: it
+// shares one with the ring's [lo, hi) or with input j + 1. Not for inputs
+// sharing none (2x nearest): the ring's stores would only add work.
+inline bool ring_takes(const grouped_axis &b, int64_t j, int64_t x0, int64_t x1, int64_t lo, int64_t hi) {
+    if (x0 >= lo && x0 < hi) return true;
+    int64_t n0 = 0, n1 = 0;
+    return j + 2 < int64_t(b.begin.size()) && !b.sym4[size_t(j) + 1] && near_columns(b, j + 1, n0, n1) && n0 < x1;
+}
+
+// The columns inputs of other forms read, each summed once: consecutive
+// inputs share columns (align_corners, other scales, the gradient of
+// downsampling), and an input summing its own copy of each cost as much as
+// the two levels apart. Columns [lo, hi), column x in slot x % 8.
+template <int V> struct column_ring {
+    __m512 col[8][V];
+    int64_t lo = 0, hi = 0;
+};
+
+// Input j's taps are columns [x0, x1) (near_columns), which the ring holds
+// after this; the new ones are summed (and prefetched ahead).
+template <int V, typename Rows, typename S, typename D>
+__attribute__((target("avx512f"), always_inline)) inline bool ring_columns(const columns<Rows, S, D> &cs,
+        const fresh_two &f, const grouped_axis &b, int64_t j, column_ring<V> &ring) {
+    int64_t x0 = 0, x1 = 0;
+    if (!near_columns(b, j, x0, x1) || !ring_takes(b, j, x0, x1, ring.lo, ring.hi)) return false;
+    if (x0 < ring.lo || x0 > ring.hi) ring.lo = ring.hi = x0;
+    for (; ring.hi < x1; ++ring.hi) {
+        prefetch_column<V>(cs, f, ring.hi);
+        __m512 *slot = ring.col[ring.hi & 7];
+        for (int v = 0; v < V; ++v) slot[v] = cs.at(ring.hi, v);
+    }
+    ring.lo = std::max(ring.lo, ring.hi - 8);
+    return true;
+}
+
+template <int V, typename Rows, typename S, typename D>
+__attribute__((target("avx512f"), always_inline)) inline __m512 tap_column(const columns<Rows, S, D> &cs,
+        const column_ring<V> &ring, bool ringed, int64_t x, int v) {
+    return ringed ? ring.col[x & 7][v] : cs.at(x, v);
+}
+
 // Input j of b of another form: the fold of sum_taps over the columns its
-// taps read, computed in registers (a column two inputs share is summed
-// twice).
+// taps read, from the ring where they lie within eight columns and are
+// shared (ring_takes), else each summed in registers.
 template <int V, bool NT, typename Rows, typename S, typename D>
 __attribute__((target("avx512f"), always_inline)) inline void other_input(const columns<Rows, S, D> &cs,
-        const fresh_two &f, const grouped_axis &b, int64_t j) {
+        const fresh_two &f, const grouped_axis &b, int64_t j, column_ring<V> &ring) {
     const int64_t t0 = b.begin[size_t(j)], k = b.begin[size_t(j) + 1] - t0;
     const uint32_t starts = b.starts[size_t(j)];
     const bool ones = b.ones[size_t(j)] != 0;
     D *o = cs.dst + j * cs.dst_stride + cs.c;
-    for (int64_t t = 0; t < k; ++t) prefetch_column<V>(cs, f, b.output[size_t(t0 + t)]);
+    const bool ringed = ring_columns<V>(cs, f, b, j, ring);
+    if (!ringed)
+        for (int64_t t = 0; t < k; ++t) prefetch_column<V>(cs, f, b.output[size_t(t0 + t)]);
     for (int v = 0; v < V; ++v) {
-        __m512 acc = _mm512_setzero_ps(), s = k > 0 ? cs.at(b.output[size_t(t0)], v) : acc;
+        __m512 acc = _mm512_setzero_ps(), s = k > 0 ? tap_column(cs, ring, ringed, b.output[size_t(t0)], v) : acc;
         bool first = true;
         for (int64_t t = 1; t <= k; ++t) {
             if (t == k || (starts >> t & 1u)) { // the group ending at t - 1 is complete
                 const __m512 term = ones ? s : _mm512_mul_ps(_mm512_set1_ps(b.weight[size_t(t0 + t - 1)]), s);
                 acc = first ? term : _mm512_add_ps(acc, term);
                 first = false;
-                if (t < k) s = cs.at(b.output[size_t(t0 + t)], v);
+                if (t < k) s = tap_column(cs, ring, ringed, b.output[size_t(t0 + t)], v);
             } else {
-                s = _mm512_add_ps(s, cs.at(b.output[size_t(t0 + t)], v));
+                s = _mm512_add_ps(s, tap_column(cs, ring, ringed, b.output[size_t(t0 + t)], v));
             }
         }
         store<NT>(o + 16 * v, acc);
@@ -143,9 +199,10 @@ template <int V, bool NT, typename Rows, typename S, typename D>
 __attribute__((target("avx512f"))) void chunk(const columns<Rows, S, D> &cs, const grouped_axis &b) {
     const int64_t in = int64_t(b.begin.size()) - 1;
     const fresh_two f = fresh_two_of(cs);
+    column_ring<V> ring;
     for (int64_t j = 0; j < in;) {
         if (!b.sym4[size_t(j)]) {
-            other_input<V, NT>(cs, f, b, j++);
+            other_input<V, NT>(cs, f, b, j++, ring);
             continue;
         }
         int64_t e = j + 1;
@@ -205,16 +262,29 @@ __attribute__((target("avx512f"))) void sum_gather(const grouped_axis &a, int64_
 
 } // namespace
 
-bool run_sum_gather_available(const grouped_axis &b, int64_t run) {
+namespace {
+
+// Whether chunk() computes about one column sum per column as it walks b:
+// at most four taps an input, and the sums (ring: inputs of other forms with
+// near columns take them from the column ring; else each sums all its
+// columns) at most four more than the columns.
+bool about_one_sum_per_column(const grouped_axis &b, int64_t run, bool ring) {
     if (!has_avx512f() || run <= 0 || run % 16 != 0) return false;
-    // Column sums computed, as chunk() walks b, against the columns there are.
     const int64_t in = int64_t(b.begin.size()) - 1;
-    int64_t sums = 0;
+    int64_t sums = 0, lo = 0, hi = 0; // the ring's columns [lo, hi)
     for (int64_t j = 0; j < in;) {
-        const int64_t k = b.begin[size_t(j) + 1] - b.begin[size_t(j)];
+        const int64_t t0 = b.begin[size_t(j)], k = b.begin[size_t(j) + 1] - t0;
         if (k > 4) return false;
         if (!b.sym4[size_t(j)]) {
-            sums += k;
+            int64_t x0 = 0, x1 = 0;
+            if (ring && near_columns(b, j, x0, x1) && ring_takes(b, j, x0, x1, lo, hi)) {
+                if (x0 < lo || x0 > hi) lo = hi = x0;
+                sums += std::max<int64_t>(0, x1 - hi);
+                hi = std::max(hi, x1);
+                lo = std::max(lo, hi - 8);
+            } else {
+                sums += k;
+            }
             ++j;
             continue;
         }
@@ -225,6 +295,14 @@ bool run_sum_gather_available(const grouped_axis &b, int64_t run) {
     }
     const int64_t outs = b.output.empty() ? 0 : *std::max_element(b.output.begin(), b.output.end()) + 1;
     return sums <= outs + 4;
+}
+
+} // namespace
+
+bool run_sum_gather_available(const grouped_axis &b, int64_t run) { return about_one_sum_per_column(b, run, false); }
+
+bool run_sum_gather_once_per_column(const grouped_axis &b, int64_t run) {
+    return about_one_sum_per_column(b, run, true);
 }
 
 bool run_sum_gather_takes(const grouped_axis &a, int64_t i) {

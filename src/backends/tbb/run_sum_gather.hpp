@@ -21,11 +21,17 @@ namespace bpg::tbb_backend {
 // AVX-512, runs of whole vectors, at most four taps per input of the
 // innermost axis b, and about one column sum per column. b's 2x linear
 // interiors slide their column sums through registers (two new columns per
-// input); other inputs sum the columns their taps read, so a column two of
-// them share is summed twice: where that happens all along the axis
-// (align_corners, the gradient of downsampling) the fused pass was slower
-// than the two levels apart, and those axes keep them.
+// input); other inputs sum the columns their taps read, each column once
+// where their taps lie within eight columns (a ring of the last eight), else
+// a column two of them share is summed twice. Counted without the ring:
+// where inputs share columns all along the axis (align_corners, the gradient
+// of downsampling) the fused pass was slower than the two levels apart.
 bool run_sum_gather_available(const grouped_axis &b, int64_t run);
+
+// The same, counting the columns the ring keeps as summed once: true also
+// for align_corners and other scales (the plan takes it where it measured
+// faster: interpolate_path.cpp).
+bool run_sum_gather_once_per_column(const grouped_axis &b, int64_t run);
 
 // Input i of axis a has a form sum_gather_runs takes.
 bool run_sum_gather_takes(const grouped_axis &a, int64_t i);
