@@ -80,6 +80,21 @@ BPG_CLONES void load_doubles(const void *base, data_type dt, const std::vector<i
     }
 }
 
+// The same as float (exact: the statistics are f32, bf16 or f16), for the
+// per-channel means pass 1 and 2 read.
+BPG_CLONES void load_floats(const void *base, data_type dt, const std::vector<int64_t> &off, bool in_order,
+        int64_t k0, int64_t k1, float *__restrict out) {
+    if (dt == data_type::f32 && in_order) {
+        const float *__restrict f = static_cast<const float *>(base);
+        for (int64_t k = k0; k < k1; ++k) out[k] = f[k];
+    } else if (dt == data_type::f32) {
+        const float *f = static_cast<const float *>(base);
+        for (int64_t k = k0; k < k1; ++k) out[k] = f[off[size_t(k)]];
+    } else {
+        for (int64_t k = k0; k < k1; ++k) out[k] = float(core::load_as_double(base, dt, off[size_t(k)]));
+    }
+}
+
 // out at offsets [k0, k1) = v[k] rounded to dt.
 BPG_CLONES void store_doubles(void *base, data_type dt, const std::vector<int64_t> &off, bool in_order, int64_t k0,
         int64_t k1, const double *__restrict v) {
@@ -168,7 +183,7 @@ bool needs_sums(const bn_plan &p) {
 // The run's per-channel working arrays, carved in this order from one block
 // of bn_scratch_bytes (each array 64-byte aligned).
 struct working_memory {
-    double *mean = nullptr, *inv = nullptr, *gamma = nullptr, *db = nullptr, *s2 = nullptr, *dg = nullptr,
+    double *inv = nullptr, *gamma = nullptr, *db = nullptr, *s2 = nullptr, *dg = nullptr,
            *partial = nullptr;
     char *literal = nullptr;
     coeffs cf;
@@ -183,7 +198,7 @@ int64_t lay_out(const bn_plan &p, char *base, working_memory &w) {
         return r;
     };
     const int64_t K = p.K;
-    for (double **a : {&w.mean, &w.inv, &w.gamma, &w.db, &w.s2, &w.dg})
+    for (double **a : {&w.inv, &w.gamma, &w.db, &w.s2, &w.dg})
         *a = reinterpret_cast<double *>(take(K * int64_t(sizeof(double))));
     for (bn::float_run *a : {&w.cf.mean, &w.cf.a, &w.cf.c2, &w.cf.c0})
         a->p = reinterpret_cast<float *>(take(K * int64_t(sizeof(float))));
@@ -241,8 +256,7 @@ struct bn_execution {
         const bool training_writes_first = p.schedule == bn_schedule::two_sweeps
                 || p.schedule == bn_schedule::channel_tasks || p.schedule == bn_schedule::channel_groups;
         per_channel_block([&](int64_t k0, int64_t k1) {
-            load_doubles(b.at(p.mean_id), p.mean_dt, p.mean_off, p.stats_in_order, k0, k1, w.mean);
-            for (int64_t k = k0; k < k1; ++k) w.cf.mean[size_t(k)] = float(w.mean[k]);
+            load_floats(b.at(p.mean_id), p.mean_dt, p.mean_off, p.stats_in_order, k0, k1, w.cf.mean.data());
             if (variance) {
                 load_doubles(b.at(p.var_id), p.var_dt, p.var_off, p.stats_in_order, k0, k1, w.inv);
                 inv_stds(w.inv, double(p.epsilon), k0, k1);
@@ -340,6 +354,9 @@ struct bn_execution {
         mark_literal(w.inv, w.cf.a.data(), w.cf.c2.data(), w.cf.c0.data(), w.literal, k0, k1);
     }
 
+    // Channel k's mean in double, for the literal formula (rare: not kept).
+    double mean_of(size_t k) const { return core::load_as_double(b.at(p.mean_id), p.mean_dt, p.mean_off[k]); }
+
     // diff_gamma of channels [k0, k1): inv * the centered sum, and where inv
     // is not finite, the literal sum (a pass over the channel) for the
     // reference's inf/NaN (from_sums: always its definition from the sums).
@@ -347,7 +364,7 @@ struct bn_execution {
         for (int64_t k = k0; k < k1; ++k) w.dg[k] = w.inv[k] * w.s2[k];
         if (p.part == core::bn_bwd_part::from_sums || !any_not_finite(w.inv, k0, k1)) return;
         for (int64_t k = k0; k < k1; ++k)
-            if (!std::isfinite(w.inv[k])) w.dg[k] = needs_sums(p) ? lit.diff_gamma(k, w.mean[k], w.inv[k]) : 0.0;
+            if (!std::isfinite(w.inv[k])) w.dg[k] = needs_sums(p) ? lit.diff_gamma(k, mean_of(size_t(k)), w.inv[k]) : 0.0;
     }
 
     void finish_all() {
@@ -468,7 +485,7 @@ struct bn_execution {
         for (const char *q = w.literal; (q = static_cast<const char *>(std::memchr(q, 1, size_t(end - q)))); ++q) {
             const size_t k = size_t(q - w.literal);
             const auto c = kernels::bn_coeffs(w.gamma[k], w.inv[k], w.db[k], w.dg[k], p.M, false);
-            lit.update(int64_t(k), c, w.mean[k], w.inv[k]);
+            lit.update(int64_t(k), c, mean_of(size_t(k)), w.inv[k]);
         }
     }
 };
