@@ -294,7 +294,9 @@ TEST(TbbBatchNormPaths, ChannelsLastManyChannels) {
 TEST(TbbBatchNormPaths, SlicesAndBlocksKeepTheBits) {
     const std::vector<bn_case> cases {make({2, 512, 5, 5}, data_type::f32, true), make({2, 600, 5, 5}, data_type::f16, true),
             make({2, 2048, 3, 2}, data_type::bf16, true), relu(make({2, 2080, 3, 2}, data_type::f16, true), 0),
-            global(make({2, 2048, 3, 1}, data_type::f32, true), true), global(make({2, 640, 5, 5}, data_type::bf16, true), true)};
+            global(make({2, 2048, 3, 1}, data_type::f32, true), true), global(make({2, 640, 5, 5}, data_type::bf16, true), true),
+            // (Pass 1's blocks of 4096 whole and in part at one thread.)
+            make({2, 8224, 3, 1}, data_type::f32, true), make({2, 8224, 3, 1}, data_type::bf16, true)};
     uint32_t seed = 7;
     for (const bool large : {false, true})
     for (const bn_case &c : cases) {

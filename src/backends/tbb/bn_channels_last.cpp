@@ -28,9 +28,9 @@ namespace {
 struct wide_blocks {
     bool blocked;
     int64_t kv, block;
-    wide_blocks(const bn_plan &p, bn_loops loops, int64_t k0, int64_t k1)
+    wide_blocks(bn_loops loops, int64_t block_channels, int64_t k0, int64_t k1)
         : blocked(loops == bn_loops::wide_blocks_avx512 || loops == bn_loops::wide_blocks_bf16_avx512), kv(k0 + (k1 - k0) / lanes * lanes),
-          block(blocked ? p.channel_block : std::max<int64_t>(kv - k0, 1)) {}
+          block(blocked ? block_channels : std::max<int64_t>(kv - k0, 1)) {}
 };
 
 // Rows whose sums pass 1 adds in registers before storing them.
@@ -46,7 +46,7 @@ __attribute__((target("avx512f"))) void sums_channels_last_wide_avx512(const bn_
         int64_t out_stride, bool stream) {
     const reader<T, F> rd(d);
     vector_out<T> vo {stream};
-    const wide_blocks wb(p, p.sums, k0, k1);
+    const wide_blocks wb(p.sums, p.sums_block, k0, k1);
     // Rows of segments far apart (a slice, a block): prefetch the rows
     // ahead, not the channels past the segment (another task's or block's).
     const bool in_row = !wb.blocked && k1 - k0 == p.K;
@@ -132,7 +132,7 @@ template <typename T, bn_fusion F, bool HwBf16, bool Global>
 __attribute__((target("avx512f"))) void update_rows_wide_avx512(const bn_plan &p, const data &d, const coeffs &cf,
         int64_t a0, int64_t a1, T *out, int64_t out_stride, bool stream) {
     const any_k_diff_src<T, F, Global> block {p, d, cf};
-    const wide_blocks wb(p, p.update, 0, p.K);
+    const wide_blocks wb(p.update, p.channel_block, 0, p.K);
     const reader<T, F> rd(d);
     vector_out<T, HwBf16> vo {stream};
     // (Rows the same distance apart in every tensor read.)

@@ -67,6 +67,10 @@ bn_loops planar_update(const bn_plan &p) {
 // across the rows. Rows of a multiple of 32 channels keep every row's
 // segments on 64-byte lines in every dtype (streamed stores).
 constexpr int64_t wide_block_channels = 1024;
+// Training's pass 1 loads its sums once for rows_at_once rows, so its
+// per-channel arrays may leave L1 for L2: blocks 4x as wide, row segments
+// 4x as long (use_global_stats' pass 1 writes diff_src a row at a time).
+constexpr int64_t wide_sums_block_channels = 4096;
 
 bn_loops wide_loops(const bn_plan &p) {
     if (p.K >= 2 * wide_block_channels && p.K % 32 == 0) return bn_loops::wide_blocks_avx512;
@@ -159,6 +163,7 @@ void choose_bn_path(bn_plan &p) {
                                                         : channels_last_sums(p);
     p.update = !update ? bn_loops::none : p.planar ? planar_update(p) : channels_last_update(p);
     p.channel_block = wide_block_channels;
+    p.sums_block = p.global_stats ? wide_block_channels : wide_sums_block_channels;
     slice_channels(p);
 }
 

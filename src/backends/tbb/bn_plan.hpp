@@ -116,6 +116,7 @@ struct bn_plan {
     // multiple of 64).
     int64_t slice = 1;
     int64_t channel_block = 1; // wide_blocks_avx512: channels of one block
+    int64_t sums_block = 1;    // the same for pass 1 (wide_blocks_avx512 sums)
     // Tensor ids (to find buffers at execute).
     size_t src_id = 0, dd_id = 0, ds_id = 0, mean_id = 0, var_id = 0, gamma_id = 0, dgamma_id = 0, dbeta_id = 0,
            relu_in_id = 0, relu_dd_id = 0, sum_dd_id = 0, sum_centered_id = 0;

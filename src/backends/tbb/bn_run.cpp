@@ -2,7 +2,9 @@
 // over the kernels of bn_kernels.hpp, the per-channel math in double from
 // kernels/bn_math.hpp, and the literal formula where it is not finite.
 #include <cmath>
+#include <cstring>
 #include <algorithm>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -78,6 +80,21 @@ BPG_CLONES void load_doubles(const void *base, data_type dt, const std::vector<i
     }
 }
 
+// The same as float (exact: the statistics are f32, bf16 or f16), for the
+// per-channel means pass 1 and 2 read.
+BPG_CLONES void load_floats(const void *base, data_type dt, const std::vector<int64_t> &off, bool in_order,
+        int64_t k0, int64_t k1, float *__restrict out) {
+    if (dt == data_type::f32 && in_order) {
+        const float *__restrict f = static_cast<const float *>(base);
+        for (int64_t k = k0; k < k1; ++k) out[k] = f[k];
+    } else if (dt == data_type::f32) {
+        const float *f = static_cast<const float *>(base);
+        for (int64_t k = k0; k < k1; ++k) out[k] = f[off[size_t(k)]];
+    } else {
+        for (int64_t k = k0; k < k1; ++k) out[k] = float(core::load_as_double(base, dt, off[size_t(k)]));
+    }
+}
+
 // out at offsets [k0, k1) = v[k] rounded to dt.
 BPG_CLONES void store_doubles(void *base, data_type dt, const std::vector<int64_t> &off, bool in_order, int64_t k0,
         int64_t k1, const double *__restrict v) {
@@ -135,6 +152,25 @@ BPG_CLONES void fold_coefficients(const double *__restrict gamma, const double *
     else fold_loop<false>(gamma, inv, db, dg, a, c2, c0, m, k0, k1);
 }
 
+// Whether any of x[k0, k1) is inf or NaN; a plain loop without branches,
+// so that it vectorizes ([N, C] problems have C in the 10^4s).
+BPG_CLONES bool any_not_finite(const double *__restrict x, int64_t k0, int64_t k1) {
+    bool any = false;
+    for (int64_t k = k0; k < k1; ++k) any |= !(std::fabs(x[k]) <= std::numeric_limits<double>::max());
+    return any;
+}
+
+// literal[k] = whether channel k's coefficients are not all finite.
+BPG_CLONES void mark_literal(const double *__restrict inv, const float *__restrict a, const float *__restrict c2,
+        const float *__restrict c0, char *__restrict literal, int64_t k0, int64_t k1) {
+    constexpr float fmax = std::numeric_limits<float>::max();
+    for (int64_t k = k0; k < k1; ++k) {
+        const bool finite = (std::fabs(inv[k]) <= std::numeric_limits<double>::max()) & (std::fabs(a[k]) <= fmax)
+                & (std::fabs(c2[k]) <= fmax) & (std::fabs(c0[k]) <= fmax);
+        literal[k] = !finite;
+    }
+}
+
 // Pass-1 work items; the partials' rows (planar rows, channels-last chunks)
 // and pairs per row (see bn_kernels.hpp).
 int64_t items_of(const bn_plan &p) { return p.planar ? p.K * p.A : bn::chunks_of(p) * bn::slices_of(p); }
@@ -147,7 +183,7 @@ bool needs_sums(const bn_plan &p) {
 // The run's per-channel working arrays, carved in this order from one block
 // of bn_scratch_bytes (each array 64-byte aligned).
 struct working_memory {
-    double *mean = nullptr, *inv = nullptr, *gamma = nullptr, *db = nullptr, *s2 = nullptr, *dg = nullptr,
+    double *inv = nullptr, *gamma = nullptr, *db = nullptr, *s2 = nullptr, *dg = nullptr,
            *partial = nullptr;
     char *literal = nullptr;
     coeffs cf;
@@ -162,7 +198,7 @@ int64_t lay_out(const bn_plan &p, char *base, working_memory &w) {
         return r;
     };
     const int64_t K = p.K;
-    for (double **a : {&w.mean, &w.inv, &w.gamma, &w.db, &w.s2, &w.dg})
+    for (double **a : {&w.inv, &w.gamma, &w.db, &w.s2, &w.dg})
         *a = reinterpret_cast<double *>(take(K * int64_t(sizeof(double))));
     for (bn::float_run *a : {&w.cf.mean, &w.cf.a, &w.cf.c2, &w.cf.c0})
         a->p = reinterpret_cast<float *>(take(K * int64_t(sizeof(float))));
@@ -214,9 +250,13 @@ struct bn_execution {
     // 10^4s, and 1/sqrt in double is a long chain when done channel by channel.
     void load_statistics() {
         const bool sums_given = p.part == core::bn_bwd_part::from_sums, variance = !core::ends_with_sums(p.part);
+        // The training schedules combine every channel's sums and finish its
+        // coefficients (db, s2, dg, literal) before anything reads them: no
+        // zeroes first ([N, C]: C in the 10^4s, arrays past the L2).
+        const bool training_writes_first = p.schedule == bn_schedule::two_sweeps
+                || p.schedule == bn_schedule::channel_tasks || p.schedule == bn_schedule::channel_groups;
         per_channel_block([&](int64_t k0, int64_t k1) {
-            load_doubles(b.at(p.mean_id), p.mean_dt, p.mean_off, p.stats_in_order, k0, k1, w.mean);
-            for (int64_t k = k0; k < k1; ++k) w.cf.mean[size_t(k)] = float(w.mean[k]);
+            load_floats(b.at(p.mean_id), p.mean_dt, p.mean_off, p.stats_in_order, k0, k1, w.cf.mean.data());
             if (variance) {
                 load_doubles(b.at(p.var_id), p.var_dt, p.var_off, p.stats_in_order, k0, k1, w.inv);
                 inv_stds(w.inv, double(p.epsilon), k0, k1);
@@ -227,12 +267,14 @@ struct bn_execution {
                 load_doubles(b.at(p.sum_dd_id), data_type::f32, p.sum_dd_off, p.stats_in_order, k0, k1, w.db);
                 load_doubles(b.at(p.sum_centered_id), data_type::f32, p.sum_centered_off, p.stats_in_order, k0, k1,
                         w.s2);
-            } else {
+            } else if (!training_writes_first) {
                 std::fill(w.db + k0, w.db + k1, 0.0);
                 std::fill(w.s2 + k0, w.s2 + k1, 0.0);
             }
-            std::fill(w.dg + k0, w.dg + k1, 0.0);
-            std::fill(w.literal + k0, w.literal + k1, char(0));
+            if (!training_writes_first) {
+                std::fill(w.dg + k0, w.dg + k1, 0.0);
+                std::fill(w.literal + k0, w.literal + k1, char(0));
+            }
             if (needs_sums(p)) zero_partials(k0, k1);
         });
     }
@@ -309,22 +351,20 @@ struct bn_execution {
         fold_coefficients(w.gamma, w.inv, w.db, w.dg, w.cf.a.data(), w.cf.c2.data(), w.cf.c0.data(), double(p.M),
                 p.global_stats, k0, k1);
         if (p.global_stats) return;
-        for (int64_t k = k0; k < k1; ++k) {
-            const size_t i = size_t(k);
-            const bool finite = std::isfinite(w.inv[k]) && std::isfinite(w.cf.a[i]) && std::isfinite(w.cf.c2[i]) &&
-                                std::isfinite(w.cf.c0[i]);
-            w.literal[k] = !finite;
-        }
+        mark_literal(w.inv, w.cf.a.data(), w.cf.c2.data(), w.cf.c0.data(), w.literal, k0, k1);
     }
+
+    // Channel k's mean in double, for the literal formula (rare: not kept).
+    double mean_of(size_t k) const { return core::load_as_double(b.at(p.mean_id), p.mean_dt, p.mean_off[k]); }
 
     // diff_gamma of channels [k0, k1): inv * the centered sum, and where inv
     // is not finite, the literal sum (a pass over the channel) for the
     // reference's inf/NaN (from_sums: always its definition from the sums).
     void diff_gammas(int64_t k0, int64_t k1) {
         for (int64_t k = k0; k < k1; ++k) w.dg[k] = w.inv[k] * w.s2[k];
-        if (p.part == core::bn_bwd_part::from_sums) return;
+        if (p.part == core::bn_bwd_part::from_sums || !any_not_finite(w.inv, k0, k1)) return;
         for (int64_t k = k0; k < k1; ++k)
-            if (!std::isfinite(w.inv[k])) w.dg[k] = needs_sums(p) ? lit.diff_gamma(k, w.mean[k], w.inv[k]) : 0.0;
+            if (!std::isfinite(w.inv[k])) w.dg[k] = needs_sums(p) ? lit.diff_gamma(k, mean_of(size_t(k)), w.inv[k]) : 0.0;
     }
 
     void finish_all() {
@@ -440,11 +480,13 @@ struct bn_execution {
             return;
         }
         if (!diff_stats_stored) per_channel_block([&](int64_t k0, int64_t k1) { store_diff_stats(k0, k1); });
-        for (size_t k = 0; k < size_t(p.K); ++k)
-            if (w.literal[k]) {
-                const auto c = kernels::bn_coeffs(w.gamma[k], w.inv[k], w.db[k], w.dg[k], p.M, false);
-                lit.update(int64_t(k), c, w.mean[k], w.inv[k]);
-            }
+        // (memchr: the marks of [N, C]'s 10^4s of channels are mostly all 0.)
+        const char *const end = w.literal + p.K;
+        for (const char *q = w.literal; (q = static_cast<const char *>(std::memchr(q, 1, size_t(end - q)))); ++q) {
+            const size_t k = size_t(q - w.literal);
+            const auto c = kernels::bn_coeffs(w.gamma[k], w.inv[k], w.db[k], w.dg[k], p.M, false);
+            lit.update(int64_t(k), c, mean_of(size_t(k)), w.inv[k]);
+        }
     }
 };
 
