@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "backends/tbb/convert_rows.hpp"
 #include "backends/tbb/cpu.hpp"
 #include "backends/tbb/row_gather.hpp"
 #include "backends/tbb/row_sum_gather.hpp"
@@ -372,6 +373,30 @@ TEST(TbbInterpolateAmdNcx, GatherWindowFormBits) {
                         .gather());
         for (int64_t w : t.block_window) EXPECT_GE(w, 0) << in << " -> " << out;
     }
+}
+
+// The tile's 16-bit rows widened 16 lanes at a time (widen_lanes) give
+// row_io's values bit for bit, over every 16-bit pattern, for row lengths
+// with every tail of 0 to 15 and a start off the line, with and without the
+// prefetch; nothing is written past the row.
+template <typename T> void expect_widen_lanes_bits() {
+    std::vector<T> in(65536 + 64);
+    for (size_t i = 0; i < in.size(); ++i) in[i] = T {uint16_t(i * 40503u)}; // every pattern
+    for (int64_t start : {0, 3})
+        for (int64_t n : {int64_t(65536), int64_t(65521), int64_t(48), int64_t(37), int64_t(9), int64_t(1)})
+            for (int64_t ahead : {0, 4096}) {
+                std::vector<float> want(static_cast<size_t>(n)), got(static_cast<size_t>(n) + 1, 7.f);
+                tbb_backend::row_io<T>::load(in.data() + start, want.data(), n);
+                tbb_backend::widen_lanes(in.data() + start, got.data(), n, ahead);
+                EXPECT_EQ(got[size_t(n)], 7.f) << "wrote past the row";
+                ASSERT_EQ(std::memcmp(want.data(), got.data(), size_t(n) * sizeof(float)), 0) << n << " " << start;
+            }
+}
+
+TEST(TbbInterpolateAmdNcx, WidenLanesBits) {
+    if (!tbb_backend::widen_lanes_available()) GTEST_SKIP() << "no AVX-512 on this CPU";
+    expect_widen_lanes_bits<tbb_backend::bf16_t>();
+    expect_widen_lanes_bits<tbb_backend::f16_t>();
 }
 
 } // namespace

@@ -345,6 +345,8 @@ template <typename T> struct task {
     // a few lines per step, not all of them first: a burst of prefetches
     // stalls on the misses already in flight.
     BPG_ALWAYS_INLINE void load_row0(const T *row, float *out, int64_t n) const {
+        if constexpr (!std::is_same_v<T, float>)
+            if (widen_lanes_available()) return widen_lanes(row, out, n, p.prefetch_bytes0);
         if (p.prefetch_bytes0 <= 0) return row_io<T>::load(row, out, n);
         constexpr int64_t step = 512 / int64_t(sizeof(T)); // 8 lines of the row
         for (int64_t k = 0; k < n; k += step) {
