@@ -61,6 +61,11 @@ std::vector<uint32_t> bits_on(const interp_case &c, int threads, const std::stri
     return bits_of(got);
 }
 
+// The suffix of bf16 paths narrowed by vcvtneps2bf16, where the CPU has it.
+std::string vcvtne(data_type dt) {
+    return dt == data_type::bf16 && tbb_backend::has_avx512_bf16() ? ":bf16_vcvtne" : "";
+}
+
 // A 3-D or 4-D case: spatial shapes, mode and the levels the plan names.
 struct nd_shape {
     dims src, dst;
@@ -193,9 +198,9 @@ TEST(TbbInterpolateAmdNcx, SlicesInRegistersNd) {
 // split each row at other points than the chunks).
 TEST(TbbInterpolateAmdNcx, RowBlocks1dLongRows) {
     if (!tbb_backend::has_avx512f()) GTEST_SKIP() << "needs AVX-512";
-    const std::string path = "interpolate:planar_row_blocks_1d:converted_in_registers:cached";
     for (data_type dt : {data_type::bf16, data_type::f16})
         for (bool nxc : {false, true}) {
+            const std::string path = "interpolate:planar_row_blocks_1d:converted_in_registers:cached" + vcvtne(dt);
             const interp_case a = planar_case(dt, nxc, {2500}, {5000});
             EXPECT_EQ(bits_on(a, 1, path), bits_on(a, 3, path)) << a.name();
             interp_case b = planar_case(dt, nxc, {3000}, {6000}, "nearest");
@@ -397,6 +402,35 @@ TEST(TbbInterpolateAmdNcx, WidenLanesBits) {
     if (!tbb_backend::widen_lanes_available()) GTEST_SKIP() << "no AVX-512 on this CPU";
     expect_widen_lanes_bits<tbb_backend::bf16_t>();
     expect_widen_lanes_bits<tbb_backend::f16_t>();
+}
+
+// bf16 rows of one axis narrowed by vcvtneps2bf16 (interp_plan::
+// bf16_vcvtne): denormal results, which the instruction reads as zero, keep
+// the integer rounding's bits through the formula; the generic loops round
+// every value by the formula. Every third row is scaled into the denormals,
+// and rows of 37 leave vectors with lanes of both kinds.
+TEST(TbbInterpolateAmdNcx, RowBlocks1dBf16DenormalsKeepTheBits) {
+    if (!tbb_backend::has_avx512_bf16()) GTEST_SKIP() << "needs AVX512_BF16";
+    for (const dims &shape : {dims {37, 74}, dims {2500, 5000}}) {
+        interp_case c = planar_case(data_type::bf16, false, {shape[0]}, {shape[1]});
+        SCOPED_TRACE(c.name());
+        const size_t row = size_t(shape[1]);
+        std::vector<float> dd = full_mantissas(size_t(2 * 3) * row, 31);
+        for (size_t i = 0; i < dd.size(); ++i)
+            if (i / row % 3 == 0 || (i / 16) % 5 == 0) dd[i] *= 1e-38f;
+        std::vector<float> got;
+        with_default_threads(2, [&] {
+            const std::string path = compile_interp_case(c, backend_kind::tbb).get_kernel_path();
+            EXPECT_EQ(path, "interpolate:planar_row_blocks_1d:converted_in_registers:cached:bf16_vcvtne");
+            got = run_interp(c, backend_kind::tbb, dd);
+        });
+        size_t denormals = 0;
+        for (uint32_t b : bits_of(got)) denormals += (b & 0x7f800000u) == 0 && (b & 0x007fffffu) != 0;
+        EXPECT_GT(denormals, got.size() / 8);
+        tbb_backend::generic_kernels_only() = true; // the generic loops: no AVX-512 pass
+        with_default_threads(2, [&] { EXPECT_EQ(bits_of(got), bits_of(run_interp(c, backend_kind::tbb, dd))); });
+        tbb_backend::generic_kernels_only() = false;
+    }
 }
 
 } // namespace

@@ -69,7 +69,16 @@ template <typename T> __attribute__((target("avx512f"))) void widen_lanes_avx512
     if (k < n) store_first(d + k, convert16::load_first(s + k, n - k), n - k);
 }
 
+__attribute__((target("avx512f"))) void narrow_lanes_bf16_hw_avx512(const float *s, bf16_t *d, int64_t n) {
+    auto *o = reinterpret_cast<convert16::bf16_vcvtne_t *>(d);
+    int64_t k = 0;
+    for (; k + 16 <= n; k += 16) convert16::store16(o + k, _mm512_loadu_ps(s + k));
+    if (k < n) convert16::store_first(o + k, _mm512_maskz_loadu_ps(__mmask16((1u << (n - k)) - 1u), s + k), n - k);
+}
+
 } // namespace
+
+void narrow_lanes_bf16_hw(const float *s, bf16_t *d, int64_t n) { narrow_lanes_bf16_hw_avx512(s, d, n); }
 
 bool widen_lanes_available() { return has_avx512f(); }
 void widen_lanes(const bf16_t *s, float *d, int64_t n, int64_t ahead) { widen_lanes_avx512(s, d, n, ahead); }

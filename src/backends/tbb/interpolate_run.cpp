@@ -561,7 +561,13 @@ template <typename T> struct task {
                 for (int64_t b = ia / 16, b1 = (ib + 15) / 16; b < b1; b += chunk) {
                     const int64_t e = std::min(b1, b + chunk);
                     gather_rows_stride2(p.inner_rows, p.axes[0], dd, 0, o, 0, 1, b, e);
-                    row_io<T>::store(o, ds + 16 * b, std::min(ib, 16 * e) - 16 * b);
+                    const int64_t m = std::min(ib, 16 * e) - 16 * b;
+                    if constexpr (std::is_same_v<T, bf16_t>)
+                        if (p.bf16_vcvtne) {
+                            narrow_lanes_bf16_hw(o, ds + 16 * b, m);
+                            continue;
+                        }
+                    row_io<T>::store(o, ds + 16 * b, m);
                 }
                 return;
             }
