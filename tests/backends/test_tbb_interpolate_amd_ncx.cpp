@@ -13,12 +13,14 @@
 
 #include "backends/tbb/convert_rows.hpp"
 #include "backends/tbb/cpu.hpp"
+#include "backends/tbb/interpolate_plan.hpp"
 #include "backends/tbb/row_gather.hpp"
 #include "backends/tbb/row_sum_gather.hpp"
 #include "backends/tbb/size_thresholds.hpp"
 #include "support/axis_cases.hpp"
 #include "support/default_threads.hpp"
 #include "support/interp_case.hpp"
+#include "support/problem_builders.hpp"
 
 namespace bpg::test {
 namespace {
@@ -431,6 +433,44 @@ TEST(TbbInterpolateAmdNcx, RowBlocks1dBf16DenormalsKeepTheBits) {
         with_default_threads(2, [&] { EXPECT_EQ(bits_of(got), bits_of(run_interp(c, backend_kind::tbb, dd))); });
         tbb_backend::generic_kernels_only() = false;
     }
+}
+
+// Planar 16-bit slices of 3-D and up widened in registers, from
+// fused_runs_prefetch_min_bytes of diff_dst: level 0 sums each input's slice
+// level0_chunk_floats at a time, each chunk after the prefetch of the same
+// columns of the slices new to the next input (interp_plan::
+// level0_chunk_floats; the path name does not change). The bits of the
+// whole-slice sum (default thresholds) and of 3 threads; slices of 2304
+// floats end in a partial chunk.
+TEST(TbbInterpolateAmdNcx, SlicesInRegistersChunkedNd) {
+    if (!tbb_backend::has_avx512f()) GTEST_SKIP() << "needs AVX-512";
+    const nd_shape shapes[] = {
+            {{3, 24, 24}, {6, 48, 48}, "linear", "planar_fused_row_gather_nd"},
+            {{4, 32, 32}, {8, 64, 64}, "nearest", "planar_fused_row_gather_nd"},
+            {{3, 30, 40}, {5, 48, 64}, "linear", "planar_rows_then_gather_nd"},
+            {{2, 3, 24, 24}, {3, 5, 48, 48}, "linear", "planar_fused_row_gather_nd"},
+    };
+    auto chunk_of = [](const interp_case &c) {
+        const core::interpolate_bwd_problem p = make_interp_problem(core::interp_mode::linear,
+                kernels::coord_mode::half_pixel, kernels::nearest_rounding::round_prefer_ceil,
+                c.nxc ? layout::nxc : layout::ncx, c.src, c.dst, c.dt);
+        tbb_backend::interp_plan plan;
+        EXPECT_EQ(tbb_backend::make_interp_plan(p, plan), "");
+        return plan.level0_chunk_floats;
+    };
+    for (data_type dt : {data_type::bf16, data_type::f16})
+        for (bool nxc : {false, true})
+            for (const nd_shape &s : shapes) {
+                const interp_case c = planar_case(dt, nxc, s.src, s.dst, s.mode);
+                const std::string path = std::string("interpolate:") + s.levels + ":converted_in_registers:batch=1:cached";
+                EXPECT_EQ(chunk_of(c), 0) << c.name();
+                const std::vector<uint32_t> whole = bits_on(c, 1, path);
+                const lowered_thresholds large(16);
+                EXPECT_EQ(chunk_of(c), tbb_backend::level0_chunk_floats) << c.name();
+                const std::vector<uint32_t> chunked = bits_on(c, 1, path);
+                EXPECT_EQ(chunked, whole) << c.name();
+                EXPECT_EQ(chunked, bits_on(c, 3, path)) << c.name();
+            }
 }
 
 } // namespace

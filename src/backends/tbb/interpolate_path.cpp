@@ -310,8 +310,11 @@ void choose_interp_path(interp_plan &p) {
             && bytes_of(p, p.out) >= double(size_threshold(fused_runs_prefetch_min_bytes)))
         p.prefetch_bytes0 = prefetch_ahead_bytes;
     // Upsampled slices, one input at a time: the prefetch spread over the sum.
+    // So too planar 16-bit slices of 3-D and up widened in registers: without
+    // it, each input waited on its new slices from memory.
     const bool summed_in_chunks = p.source == interp_source::f32 || p.source == interp_source::converted_in_registers;
-    if (upsampled_slices && p.batch == interp_batch::one && summed_in_chunks
+    const bool planar_slices16 = p.nsp >= 3 && !p.channels_last && p.source == interp_source::converted_in_registers;
+    if (((upsampled_slices && p.batch == interp_batch::one && summed_in_chunks) || planar_slices16)
             && bytes_of(p, p.out) >= double(size_threshold(fused_runs_prefetch_min_bytes)))
         p.level0_chunk_floats = level0_chunk_floats;
     if (p.nsp >= 3 && p.source == interp_source::f32
