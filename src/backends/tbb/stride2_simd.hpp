@@ -96,6 +96,14 @@ BPG_AVX512 __m512 sum_block(__m512 acc, const float *w, const uint16_t *mask, co
 template <typename Source> BPG_AVX512 phases full_window(const Source &row, int64_t b) {
     return split_phases(row.full(32 * b), row.full(32 * b + 16));
 }
+// A bf16 row: its 32 values are 16 words of 32 bits, the even value in the
+// low half of each, so a shift and a mask widen the two phases apart (the
+// same values, without the permutes).
+BPG_AVX512 phases full_window(const memory_row16<bf16_t> &row, int64_t b) {
+    const __m512i w = _mm512_loadu_si512(row.row + 32 * b);
+    return {_mm512_castsi512_ps(_mm512_maskz_slli_epi32(__mmask16(0xffff), w, 16)),
+            _mm512_castsi512_ps(_mm512_maskz_and_epi32(__mmask16(0xffff), w, _mm512_set1_epi32(int(0xffff0000u))))};
+}
 
 // Block b of one row: its 16 outputs from the windows around it. FULL: the
 // window after b lies inside the row and all 16 outputs exist (no masks).
