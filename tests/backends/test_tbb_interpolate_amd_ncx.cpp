@@ -11,13 +11,16 @@
 
 #include <gtest/gtest.h>
 
+#include "backends/tbb/convert_rows.hpp"
 #include "backends/tbb/cpu.hpp"
+#include "backends/tbb/interpolate_plan.hpp"
 #include "backends/tbb/row_gather.hpp"
 #include "backends/tbb/row_sum_gather.hpp"
 #include "backends/tbb/size_thresholds.hpp"
 #include "support/axis_cases.hpp"
 #include "support/default_threads.hpp"
 #include "support/interp_case.hpp"
+#include "support/problem_builders.hpp"
 
 namespace bpg::test {
 namespace {
@@ -58,6 +61,11 @@ std::vector<uint32_t> bits_on(const interp_case &c, int threads, const std::stri
         expect_interp_close(got, run_interp(c, backend_kind::ref, dd), c.dt, c.name());
     });
     return bits_of(got);
+}
+
+// The suffix of bf16 paths narrowed by vcvtneps2bf16, where the CPU has it.
+std::string vcvtne(data_type dt) {
+    return dt == data_type::bf16 && tbb_backend::has_avx512_bf16() ? ":bf16_vcvtne" : "";
 }
 
 // A 3-D or 4-D case: spatial shapes, mode and the levels the plan names.
@@ -192,9 +200,9 @@ TEST(TbbInterpolateAmdNcx, SlicesInRegistersNd) {
 // split each row at other points than the chunks).
 TEST(TbbInterpolateAmdNcx, RowBlocks1dLongRows) {
     if (!tbb_backend::has_avx512f()) GTEST_SKIP() << "needs AVX-512";
-    const std::string path = "interpolate:planar_row_blocks_1d:converted_in_registers:cached";
     for (data_type dt : {data_type::bf16, data_type::f16})
         for (bool nxc : {false, true}) {
+            const std::string path = "interpolate:planar_row_blocks_1d:converted_in_registers:cached" + vcvtne(dt);
             const interp_case a = planar_case(dt, nxc, {2500}, {5000});
             EXPECT_EQ(bits_on(a, 1, path), bits_on(a, 3, path)) << a.name();
             interp_case b = planar_case(dt, nxc, {3000}, {6000}, "nearest");
@@ -372,6 +380,97 @@ TEST(TbbInterpolateAmdNcx, GatherWindowFormBits) {
                         .gather());
         for (int64_t w : t.block_window) EXPECT_GE(w, 0) << in << " -> " << out;
     }
+}
+
+// The tile's 16-bit rows widened 16 lanes at a time (widen_lanes) give
+// row_io's values bit for bit, over every 16-bit pattern, for row lengths
+// with every tail of 0 to 15 and a start off the line, with and without the
+// prefetch; nothing is written past the row.
+template <typename T> void expect_widen_lanes_bits() {
+    std::vector<T> in(65536 + 64);
+    for (size_t i = 0; i < in.size(); ++i) in[i] = T {uint16_t(i * 40503u)}; // every pattern
+    for (int64_t start : {0, 3})
+        for (int64_t n : {int64_t(65536), int64_t(65521), int64_t(48), int64_t(37), int64_t(9), int64_t(1)})
+            for (int64_t ahead : {0, 4096}) {
+                std::vector<float> want(static_cast<size_t>(n)), got(static_cast<size_t>(n) + 1, 7.f);
+                tbb_backend::row_io<T>::load(in.data() + start, want.data(), n);
+                tbb_backend::widen_lanes(in.data() + start, got.data(), n, ahead);
+                EXPECT_EQ(got[size_t(n)], 7.f) << "wrote past the row";
+                ASSERT_EQ(std::memcmp(want.data(), got.data(), size_t(n) * sizeof(float)), 0) << n << " " << start;
+            }
+}
+
+TEST(TbbInterpolateAmdNcx, WidenLanesBits) {
+    if (!tbb_backend::widen_lanes_available()) GTEST_SKIP() << "no AVX-512 on this CPU";
+    expect_widen_lanes_bits<tbb_backend::bf16_t>();
+    expect_widen_lanes_bits<tbb_backend::f16_t>();
+}
+
+// bf16 rows of one axis narrowed by vcvtneps2bf16 (interp_plan::
+// bf16_vcvtne): denormal results, which the instruction reads as zero, keep
+// the integer rounding's bits through the formula; the generic loops round
+// every value by the formula. Every third row is scaled into the denormals,
+// and rows of 37 leave vectors with lanes of both kinds.
+TEST(TbbInterpolateAmdNcx, RowBlocks1dBf16DenormalsKeepTheBits) {
+    if (!tbb_backend::has_avx512_bf16()) GTEST_SKIP() << "needs AVX512_BF16";
+    for (const dims &shape : {dims {37, 74}, dims {2500, 5000}}) {
+        interp_case c = planar_case(data_type::bf16, false, {shape[0]}, {shape[1]});
+        SCOPED_TRACE(c.name());
+        const size_t row = size_t(shape[1]);
+        std::vector<float> dd = full_mantissas(size_t(2 * 3) * row, 31);
+        for (size_t i = 0; i < dd.size(); ++i)
+            if (i / row % 3 == 0 || (i / 16) % 5 == 0) dd[i] *= 1e-38f;
+        std::vector<float> got;
+        with_default_threads(2, [&] {
+            const std::string path = compile_interp_case(c, backend_kind::tbb).get_kernel_path();
+            EXPECT_EQ(path, "interpolate:planar_row_blocks_1d:converted_in_registers:cached:bf16_vcvtne");
+            got = run_interp(c, backend_kind::tbb, dd);
+        });
+        size_t denormals = 0;
+        for (uint32_t b : bits_of(got)) denormals += (b & 0x7f800000u) == 0 && (b & 0x007fffffu) != 0;
+        EXPECT_GT(denormals, got.size() / 8);
+        tbb_backend::generic_kernels_only() = true; // the generic loops: no AVX-512 pass
+        with_default_threads(2, [&] { EXPECT_EQ(bits_of(got), bits_of(run_interp(c, backend_kind::tbb, dd))); });
+        tbb_backend::generic_kernels_only() = false;
+    }
+}
+
+// Planar 16-bit slices of 3-D and up widened in registers, from
+// fused_runs_prefetch_min_bytes of diff_dst: level 0 sums each input's slice
+// level0_chunk_floats at a time, each chunk after the prefetch of the same
+// columns of the slices new to the next input (interp_plan::
+// level0_chunk_floats; the path name does not change). The bits of the
+// whole-slice sum (default thresholds) and of 3 threads; slices of 2304
+// floats end in a partial chunk.
+TEST(TbbInterpolateAmdNcx, SlicesInRegistersChunkedNd) {
+    if (!tbb_backend::has_avx512f()) GTEST_SKIP() << "needs AVX-512";
+    const nd_shape shapes[] = {
+            {{3, 24, 24}, {6, 48, 48}, "linear", "planar_fused_row_gather_nd"},
+            {{4, 32, 32}, {8, 64, 64}, "nearest", "planar_fused_row_gather_nd"},
+            {{3, 30, 40}, {5, 48, 64}, "linear", "planar_rows_then_gather_nd"},
+            {{2, 3, 24, 24}, {3, 5, 48, 48}, "linear", "planar_fused_row_gather_nd"},
+    };
+    auto chunk_of = [](const interp_case &c) {
+        const core::interpolate_bwd_problem p = make_interp_problem(core::interp_mode::linear,
+                kernels::coord_mode::half_pixel, kernels::nearest_rounding::round_prefer_ceil,
+                c.nxc ? layout::nxc : layout::ncx, c.src, c.dst, c.dt);
+        tbb_backend::interp_plan plan;
+        EXPECT_EQ(tbb_backend::make_interp_plan(p, plan), "");
+        return plan.level0_chunk_floats;
+    };
+    for (data_type dt : {data_type::bf16, data_type::f16})
+        for (bool nxc : {false, true})
+            for (const nd_shape &s : shapes) {
+                const interp_case c = planar_case(dt, nxc, s.src, s.dst, s.mode);
+                const std::string path = std::string("interpolate:") + s.levels + ":converted_in_registers:batch=1:cached";
+                EXPECT_EQ(chunk_of(c), 0) << c.name();
+                const std::vector<uint32_t> whole = bits_on(c, 1, path);
+                const lowered_thresholds large(16);
+                EXPECT_EQ(chunk_of(c), tbb_backend::level0_chunk_floats) << c.name();
+                const std::vector<uint32_t> chunked = bits_on(c, 1, path);
+                EXPECT_EQ(chunked, whole) << c.name();
+                EXPECT_EQ(chunked, bits_on(c, 3, path)) << c.name();
+            }
 }
 
 } // namespace

@@ -125,8 +125,8 @@ TEST(TbbInterpolatePaths, PlanarRowBlocks1d) {
     }
     if (!tbb_backend::has_avx512f()) return;
     // Rows with the stride-2 gather: read as 16-bit, widened in registers.
-    const std::string in_registers = "interpolate:planar_row_blocks_1d:converted_in_registers:cached";
     for (data_type dt : {bf16, f16}) {
+        const std::string in_registers = "interpolate:planar_row_blocks_1d:converted_in_registers:cached" + vcvtne(dt);
         expect_path(make_case(layout::ncx, dt, 2, 4, {37}, {74}), in_registers, 3);
         expect_path(make_case(layout::ncx, dt, 1, 2, {200}, {400}), in_registers, 3); // tasks of row blocks
         expect_path(make_case(layout::nxc, dt, 3, 1, {40}, {80}, "nearest"), in_registers);
@@ -473,7 +473,7 @@ TEST(TbbInterpolatePaths, SourceConvertedInRegisters) {
         expect_path(make_case(layout::nxc, dt, 1, 32, {3, 4, 5}, {6, 8, 10}),
                 "interpolate:channels_last_fused_runs_nd:converted_in_registers:batch=1:cached");
         expect_path(make_case(layout::ncx, dt, 2, 4, {40}, {80}),
-                "interpolate:planar_row_blocks_1d:converted_in_registers:cached", 3);
+                "interpolate:planar_row_blocks_1d:converted_in_registers:cached" + vcvtne(dt), 3);
         expect_path(make_case(layout::ncx, dt, 2, 4, {5, 7}, {10, 14}, "nearest"),
                 "interpolate:planar_fused_row_gather_2d:converted_in_registers:batch=8:cached");
     }

@@ -121,6 +121,16 @@ template <typename T> BPG_LANES_AVX512 __m512 load_prefix(const T *p, __mmask16 
     return k >= 16 ? load16(p) : load_first(p, k);
 }
 
+// Values 2j + P (j < 16) of the 32 bf16 at p, as f32: the 32 values are 16
+// words of 32 bits, the even one in the low half, so a shift or a mask
+// widens one phase (the values of load16, without the permutes that would
+// take them apart).
+template <int P> BPG_LANES_AVX512 __m512 load_phase(const bf16_t *p) {
+    const __m512i w = _mm512_loadu_si512(p);
+    if constexpr (P == 0) return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(__mmask16(0xffff), w, 16));
+    else return _mm512_castsi512_ps(_mm512_maskz_and_epi32(__mmask16(0xffff), w, _mm512_set1_epi32(int(0xffff0000u))));
+}
+
 template <typename T> BPG_LANES_AVX512 void store16(T *p, __m512 v) {
     _mm256_storeu_si256(reinterpret_cast<__m256i *>(p), narrow(v, p));
 }

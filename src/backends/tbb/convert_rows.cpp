@@ -4,6 +4,9 @@
 #include <cstring>
 #include <immintrin.h>
 
+#include "backends/tbb/convert_lanes.hpp"
+#include "backends/tbb/cpu.hpp"
+
 namespace bpg::tbb_backend {
 
 // F16C from CPUID leaf 1 (not every compiler's __builtin_cpu_supports knows
@@ -51,5 +54,34 @@ __attribute__((target("f16c,avx"))) void f16c_store(const float *s, uint16_t *d,
     store8(in, out);
     std::memcpy(d + i, out, size_t(n - i) * sizeof *d);
 }
+
+namespace {
+
+template <typename T> __attribute__((target("avx512f"))) void widen_lanes_avx512(const T *s, float *d, int64_t n, int64_t ahead) {
+    int64_t k = 0;
+    if (ahead > 0)
+        for (; k + 32 <= n; k += 32) { // one line of s a step (s is 2-byte aligned: a line may be split)
+            _mm_prefetch(reinterpret_cast<const char *>(reinterpret_cast<uintptr_t>(s + k) + uintptr_t(ahead)), _MM_HINT_T1);
+            _mm512_storeu_ps(d + k, convert16::load16(s + k));
+            _mm512_storeu_ps(d + k + 16, convert16::load16(s + k + 16));
+        }
+    for (; k + 16 <= n; k += 16) _mm512_storeu_ps(d + k, convert16::load16(s + k));
+    if (k < n) store_first(d + k, convert16::load_first(s + k, n - k), n - k);
+}
+
+__attribute__((target("avx512f"))) void narrow_lanes_bf16_hw_avx512(const float *s, bf16_t *d, int64_t n) {
+    auto *o = reinterpret_cast<convert16::bf16_vcvtne_t *>(d);
+    int64_t k = 0;
+    for (; k + 16 <= n; k += 16) convert16::store16(o + k, _mm512_loadu_ps(s + k));
+    if (k < n) convert16::store_first(o + k, _mm512_maskz_loadu_ps(__mmask16((1u << (n - k)) - 1u), s + k), n - k);
+}
+
+} // namespace
+
+void narrow_lanes_bf16_hw(const float *s, bf16_t *d, int64_t n) { narrow_lanes_bf16_hw_avx512(s, d, n); }
+
+bool widen_lanes_available() { return has_avx512f(); }
+void widen_lanes(const bf16_t *s, float *d, int64_t n, int64_t ahead) { widen_lanes_avx512(s, d, n, ahead); }
+void widen_lanes(const f16_t *s, float *d, int64_t n, int64_t ahead) { widen_lanes_avx512(s, d, n, ahead); }
 
 } // namespace bpg::tbb_backend

@@ -47,6 +47,20 @@ bool narrow_lanes_available();
 void narrow_lanes(const float *s, bf16_t *d, int64_t n);
 void narrow_lanes(const float *s, f16_t *d, int64_t n);
 
+// Rows widened 16 lanes at a time in AVX-512 registers where the CPU has it
+// (convert_lanes.hpp: the same values), each 64-byte line of s prefetched
+// into L2 `ahead` bytes before it is read (none for ahead <= 0): the loop
+// the compiler makes of row_io's load is 8 lanes wide, and F16C's is a call
+// per row. Tested like narrow_lanes.
+bool widen_lanes_available();
+void widen_lanes(const bf16_t *s, float *d, int64_t n, int64_t ahead = 0);
+void widen_lanes(const f16_t *s, float *d, int64_t n, int64_t ahead = 0);
+
+// bf16 rows narrowed by AVX512_BF16's vcvtneps2bf16 (convert16::
+// narrow_bf16_hw: narrow_lanes' bits, a vector holding a denormal through
+// the formula), for the kernels whose plan says so (interp_plan::bf16_vcvtne).
+void narrow_lanes_bf16_hw(const float *s, bf16_t *d, int64_t n);
+
 template <> struct row_io<bf16_t> {
     static void load(const bf16_t *s, float *d, int64_t n) {
         for (int64_t i = 0; i < n; ++i) d[i] = to_f32(s[i]);

@@ -315,8 +315,11 @@ void choose_interp_path(interp_plan &p) {
             && bytes_of(p, p.out) >= double(size_threshold(fused_runs_prefetch_min_bytes)))
         p.prefetch_bytes0 = prefetch_ahead_bytes;
     // Upsampled slices, one input at a time: the prefetch spread over the sum.
+    // So too planar 16-bit slices of 3-D and up widened in registers: without
+    // it, each input waited on its new slices from memory.
     const bool summed_in_chunks = p.source == interp_source::f32 || p.source == interp_source::converted_in_registers;
-    if (upsampled_slices && p.batch == interp_batch::one && summed_in_chunks
+    const bool planar_slices16 = p.nsp >= 3 && !p.channels_last && p.source == interp_source::converted_in_registers;
+    if (((upsampled_slices && p.batch == interp_batch::one && summed_in_chunks) || planar_slices16)
             && bytes_of(p, p.out) >= double(size_threshold(fused_runs_prefetch_min_bytes)))
         p.level0_chunk_floats = level0_chunk_floats;
     if (p.nsp >= 3 && p.source == interp_source::f32
@@ -333,7 +336,10 @@ void choose_interp_path(interp_plan &p) {
             && (p.batch == interp_batch::task || p.level0_batch % 2 == 0);
     p.store = store_of(p);
     const bool streamed_runs = p.levels == interp_levels::channels_last_runs_1d && p.store == interp_store::nontemporal;
-    p.bf16_vcvtne = (small_planes(p) || streamed_runs) && p.dt == data_type::bf16 && has_avx512_bf16();
+    // Planar rows of one axis read in registers: their narrowing was a
+    // quarter of the kernel's time.
+    const bool rows_1d = p.levels == interp_levels::planar_row_blocks_1d && p.source == interp_source::converted_in_registers;
+    p.bf16_vcvtne = (small_planes(p) || streamed_runs || rows_1d) && p.dt == data_type::bf16 && has_avx512_bf16();
     p.one_task = tasks_at_once() == 1 || bytes_of(p, p.out) < double(size_threshold(interp_one_task_max_bytes));
     p.scratch_bytes = interp_scratch_bytes(p);
     p.scratch_on_stack = p.one_task && p.scratch_bytes <= interp_stack_scratch_bytes;

@@ -345,6 +345,8 @@ template <typename T> struct task {
     // a few lines per step, not all of them first: a burst of prefetches
     // stalls on the misses already in flight.
     BPG_ALWAYS_INLINE void load_row0(const T *row, float *out, int64_t n) const {
+        if constexpr (!std::is_same_v<T, float>)
+            if (widen_lanes_available()) return widen_lanes(row, out, n, p.prefetch_bytes0);
         if (p.prefetch_bytes0 <= 0) return row_io<T>::load(row, out, n);
         constexpr int64_t step = 512 / int64_t(sizeof(T)); // 8 lines of the row
         for (int64_t k = 0; k < n; k += step) {
@@ -559,7 +561,13 @@ template <typename T> struct task {
                 for (int64_t b = ia / 16, b1 = (ib + 15) / 16; b < b1; b += chunk) {
                     const int64_t e = std::min(b1, b + chunk);
                     gather_rows_stride2(p.inner_rows, p.axes[0], dd, 0, o, 0, 1, b, e);
-                    row_io<T>::store(o, ds + 16 * b, std::min(ib, 16 * e) - 16 * b);
+                    const int64_t m = std::min(ib, 16 * e) - 16 * b;
+                    if constexpr (std::is_same_v<T, bf16_t>)
+                        if (p.bf16_vcvtne) {
+                            narrow_lanes_bf16_hw(o, ds + 16 * b, m);
+                            continue;
+                        }
+                    row_io<T>::store(o, ds + 16 * b, m);
                 }
                 return;
             }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include <immintrin.h>
 
@@ -35,8 +36,10 @@ struct memory_row {
 // as window() gives).
 template <typename T> struct memory_row16 {
     const T *row;
+    static constexpr bool bf16_phases = std::is_same_v<T, bf16_t>;
     BPG_AVX512 __m512 half(__mmask16 m, int64_t at) const { return convert16::load_prefix(row + at, m); }
     BPG_AVX512 __m512 full(int64_t at) const { return convert16::load16(row + at); }
+    template <int P> BPG_AVX512 __m512 phase(int64_t at) const { return convert16::load_phase<P>(row + at); }
 };
 
 // Even and odd outputs of block b's window (outputs [32b, 32b + 32) of a row
@@ -92,10 +95,17 @@ BPG_AVX512 __m512 sum_block(__m512 acc, const float *w, const uint16_t *mask, co
                 w, mask, prev, cur, next);
 }
 
+// Sources of bf16 rows (bf16_phases) give each phase of 32 values at
+// once (convert16::load_phase): no permutes.
+template <typename S, typename = void> struct phased : std::false_type {};
+template <typename S> struct phased<S, std::void_t<decltype(S::bf16_phases)>> : std::bool_constant<S::bf16_phases> {};
+
 // The even and odd outputs of a window wholly inside the row: plain loads.
 template <typename Source> BPG_AVX512 phases full_window(const Source &row, int64_t b) {
-    return split_phases(row.full(32 * b), row.full(32 * b + 16));
+    if constexpr (phased<Source>::value) return {row.template phase<0>(32 * b), row.template phase<1>(32 * b)};
+    else return split_phases(row.full(32 * b), row.full(32 * b + 16));
 }
+
 
 // Block b of one row: its 16 outputs from the windows around it. FULL: the
 // window after b lies inside the row and all 16 outputs exist (no masks).

@@ -34,39 +34,59 @@ template <bool FULL, typename T> BPG_FOLD_AVX512 __m512 load(const T *x, __mmask
     return FULL ? convert16::load16(x + at) : convert16::load_prefix(x + at, m);
 }
 
+// How a source loads each of its rows: 16 values (FULL, or the lanes of m),
+// or phase P of 32 bf16 values (convert16::load_phase, for the stride-2
+// windows: stride2_simd.hpp). Every form folds the loaded vectors the same
+// way, element by element, so the phases keep the bits.
+template <bool FULL> struct lanes_at {
+    __mmask16 m;
+    int64_t at;
+    template <typename E> BPG_FOLD_AVX512 __m512 operator()(const E *x) const { return load<FULL>(x, m, at); }
+};
+template <int P> struct phase_at {
+    int64_t at;
+    BPG_FOLD_AVX512 __m512 operator()(const bf16_t *x) const { return convert16::load_phase<P>(x + at); }
+};
+
+// half, full and phase of a source from its fold over a loader.
+#define BPG_FOLD_LOADS \
+    static constexpr bool bf16_phases = std::is_same_v<E, bf16_t>; \
+    BPG_FOLD_AVX512 __m512 half(__mmask16 m, int64_t at) const { return fold(lanes_at<false> {m, at}); } \
+    BPG_FOLD_AVX512 __m512 full(int64_t at) const { return fold(lanes_at<true> {__mmask16(0xffff), at}); } \
+    template <int P> BPG_FOLD_AVX512 __m512 phase(int64_t at) const { return fold(phase_at<P> {at}); }
+
 template <typename E = float> struct sym4_rows {
     const E *x[4];
     __m512 wa, wb;
-    template <bool FULL> BPG_FOLD_AVX512 __m512 sum(__mmask16 m, int64_t at) const {
-        return _mm512_add_ps(_mm512_mul_ps(wa, _mm512_add_ps(load<FULL>(x[0], m, at), load<FULL>(x[1], m, at))),
-                _mm512_mul_ps(wb, _mm512_add_ps(load<FULL>(x[2], m, at), load<FULL>(x[3], m, at))));
+    template <typename L> BPG_FOLD_AVX512 __m512 fold(const L &ld) const {
+        return _mm512_add_ps(_mm512_mul_ps(wa, _mm512_add_ps(ld(x[0]), ld(x[1]))),
+                _mm512_mul_ps(wb, _mm512_add_ps(ld(x[2]), ld(x[3]))));
     }
-    BPG_FOLD_AVX512 __m512 half(__mmask16 m, int64_t at) const { return sum<false>(m, at); }
-    BPG_FOLD_AVX512 __m512 full(int64_t at) const { return sum<true>(__mmask16(0xffff), at); }
+    BPG_FOLD_LOADS
 };
 
 template <int K, typename E = float> struct ones_rows {
     const E *x[K];
-    template <bool FULL> BPG_FOLD_AVX512 __m512 sum(__mmask16 m, int64_t at) const {
-        __m512 s = load<FULL>(x[0], m, at);
-        for (int t = 1; t < K; ++t) s = _mm512_add_ps(s, load<FULL>(x[t], m, at));
+    template <typename L> BPG_FOLD_AVX512 __m512 fold(const L &ld) const {
+        __m512 s = ld(x[0]);
+        for (int t = 1; t < K; ++t) s = _mm512_add_ps(s, ld(x[t]));
         return s;
     }
-    BPG_FOLD_AVX512 __m512 half(__mmask16 m, int64_t at) const { return sum<false>(m, at); }
-    BPG_FOLD_AVX512 __m512 full(int64_t at) const { return sum<true>(__mmask16(0xffff), at); }
+    BPG_FOLD_LOADS
 };
 
 template <int K, typename E = float> struct weighted_rows {
     const E *x[K];
     __m512 w[K];
-    template <bool FULL> BPG_FOLD_AVX512 __m512 sum(__mmask16 m, int64_t at) const {
-        __m512 acc = _mm512_mul_ps(w[0], load<FULL>(x[0], m, at));
-        for (int t = 1; t < K; ++t) acc = _mm512_add_ps(acc, _mm512_mul_ps(w[t], load<FULL>(x[t], m, at)));
+    template <typename L> BPG_FOLD_AVX512 __m512 fold(const L &ld) const {
+        __m512 acc = _mm512_mul_ps(w[0], ld(x[0]));
+        for (int t = 1; t < K; ++t) acc = _mm512_add_ps(acc, _mm512_mul_ps(w[t], ld(x[t])));
         return acc;
     }
-    BPG_FOLD_AVX512 __m512 half(__mmask16 m, int64_t at) const { return sum<false>(m, at); }
-    BPG_FOLD_AVX512 __m512 full(int64_t at) const { return sum<true>(__mmask16(0xffff), at); }
+    BPG_FOLD_LOADS
 };
+
+#undef BPG_FOLD_LOADS
 
 // Input i's form: 0 another (no source), 1 sym4, 2 ones, 3 weighted; k = its taps.
 inline int form_of(const grouped_axis &a, int64_t i, int64_t &k) {
