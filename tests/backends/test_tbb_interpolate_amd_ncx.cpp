@@ -147,8 +147,9 @@ TEST(TbbInterpolateAmdNcx, RowsThenGatherBatch16) {
                                                                  ? "nontemporal_narrowed_bf16_hw"
                                                                  : "nontemporal_narrowed");
                 const interp_case d = planar_case(dt, nxc, {140, 64}, {70, 32});
-                if (tbb_backend::has_avx512f())
+                if (tbb_backend::has_avx512f()) {
                     EXPECT_EQ(bits_on(d, 1, streamed + ":pairs"), bits_on(d, 3, streamed + ":pairs")) << d.name();
+                }
             }
             // A plane whose rows fit stays one batch.
             bits_on(planar_case(dt, nxc, {10, 12}, {15, 18}), 1,

@@ -66,7 +66,9 @@ std::vector<float> run_on(const interp_case &c, int threads, const std::vector<f
     with_default_threads(threads, [&] {
         const std::string path = compile_interp_case(c, backend_kind::tbb).get_kernel_path();
         EXPECT_EQ(path.rfind(want_path, 0), 0u) << path;
-        if (single_tap >= 0) EXPECT_EQ(path.find(":single_tap") != std::string::npos, single_tap == 1) << path;
+        if (single_tap >= 0) {
+            EXPECT_EQ(path.find(":single_tap") != std::string::npos, single_tap == 1) << path;
+        }
         out = run_interp(c, backend_kind::tbb, dd);
     });
     return out;
