@@ -159,6 +159,14 @@ TEST(TbbInterpolateAmdNcx, RowsThenGatherBatch16) {
             "interpolate:planar_rows_then_gather_2d:f32:batch=task:cached");
 }
 
+// 3-D and 4-D slices of whole vectors: fused rows, rows then gather, nearest.
+std::vector<nd_shape> slices_in_registers_shapes() {
+    return {{{3, 24, 24}, {6, 48, 48}, "linear", "planar_fused_row_gather_nd"},
+            {{4, 32, 32}, {8, 64, 64}, "nearest", "planar_fused_row_gather_nd"},
+            {{3, 30, 40}, {5, 48, 64}, "linear", "planar_rows_then_gather_nd"},
+            {{2, 3, 24, 24}, {3, 5, 48, 48}, "linear", "planar_fused_row_gather_nd"}};
+}
+
 // Planar 3-D and up, 16-bit slices of whole vectors whose f32 ring would
 // pass ring_in_l1_max_bytes: level 0 widens diff_dst in registers, and gives
 // the bits of the generic loops (no AVX-512: the ring; 3-D fused rows only,
@@ -167,12 +175,7 @@ TEST(TbbInterpolateAmdNcx, RowsThenGatherBatch16) {
 // the ring. Fused rows and rows then gather, nearest, NCX and NXC with C = 1.
 TEST(TbbInterpolateAmdNcx, SlicesInRegistersNd) {
     if (!tbb_backend::has_avx512f()) GTEST_SKIP() << "needs AVX-512";
-    const nd_shape shapes[] = {
-            {{3, 24, 24}, {6, 48, 48}, "linear", "planar_fused_row_gather_nd"},
-            {{4, 32, 32}, {8, 64, 64}, "nearest", "planar_fused_row_gather_nd"},
-            {{3, 30, 40}, {5, 48, 64}, "linear", "planar_rows_then_gather_nd"},
-            {{2, 3, 24, 24}, {3, 5, 48, 48}, "linear", "planar_fused_row_gather_nd"},
-    };
+    const std::vector<nd_shape> shapes = slices_in_registers_shapes();
     for (data_type dt : {data_type::bf16, data_type::f16})
         for (bool nxc : {false, true})
             for (const nd_shape &s : shapes) {
@@ -445,12 +448,7 @@ TEST(TbbInterpolateAmdNcx, RowBlocks1dBf16DenormalsKeepTheBits) {
 // floats end in a partial chunk.
 TEST(TbbInterpolateAmdNcx, SlicesInRegistersChunkedNd) {
     if (!tbb_backend::has_avx512f()) GTEST_SKIP() << "needs AVX-512";
-    const nd_shape shapes[] = {
-            {{3, 24, 24}, {6, 48, 48}, "linear", "planar_fused_row_gather_nd"},
-            {{4, 32, 32}, {8, 64, 64}, "nearest", "planar_fused_row_gather_nd"},
-            {{3, 30, 40}, {5, 48, 64}, "linear", "planar_rows_then_gather_nd"},
-            {{2, 3, 24, 24}, {3, 5, 48, 48}, "linear", "planar_fused_row_gather_nd"},
-    };
+    const std::vector<nd_shape> shapes = slices_in_registers_shapes();
     auto chunk_of = [](const interp_case &c) {
         const core::interpolate_bwd_problem p = make_interp_problem(core::interp_mode::linear,
                 kernels::coord_mode::half_pixel, kernels::nearest_rounding::round_prefer_ceil,

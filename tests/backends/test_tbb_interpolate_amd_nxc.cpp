@@ -49,6 +49,18 @@ interp_case runs_case(data_type dt, bool nxc, int64_t c, int64_t src, int64_t ds
     return k;
 }
 
+// 2 images of c channels, 2-D spatial src -> dst, NXC (or NCX with channels-last strides).
+interp_case planes_case(data_type dt, bool nxc, int64_t c, const dims &src, const dims &dst, const char *coord) {
+    interp_case k;
+    k.coord = coord;
+    k.dt = dt;
+    k.nxc = nxc;
+    k.channels_last_strides = !nxc;
+    k.src = nxc ? dims {2, src[0], src[1], c} : dims {2, c, src[0], src[1]};
+    k.dst = nxc ? dims {2, dst[0], dst[1], c} : dims {2, c, dst[0], dst[1]};
+    return k;
+}
+
 tbb_backend::interp_plan plan_of(data_type dt, int64_t c, int64_t src, int64_t dst) {
     const core::interpolate_bwd_problem p = make_interp_problem(core::interp_mode::linear,
             kernels::coord_mode::half_pixel, kernels::nearest_rounding::round_prefer_ceil, layout::nxc,
@@ -224,13 +236,7 @@ TEST(TbbInterpolateAmdNxc, SharedColumnsFusedInF32) {
     for (data_type dt : {f32, bf16, f16}) {
         for (bool nxc : {true, false}) {
             for (const form &f : forms) {
-                interp_case k;
-                k.coord = f.coord;
-                k.dt = dt;
-                k.nxc = nxc;
-                k.channels_last_strides = !nxc;
-                k.src = nxc ? dims {2, f.src[0], f.src[1], f.c} : dims {2, f.c, f.src[0], f.src[1]};
-                k.dst = nxc ? dims {2, f.dst[0], f.dst[1], f.c} : dims {2, f.c, f.dst[0], f.dst[1]};
+                const interp_case k = planes_case(dt, nxc, f.c, f.src, f.dst, f.coord);
                 SCOPED_TRACE(k.name());
                 const bool fused = dt == f32 && f.up;
                 const std::string want = std::string("interpolate:")
@@ -270,13 +276,7 @@ TEST(TbbInterpolateAmdNxc, UpsampledSlicesSummedInChunks) {
         for (bool nxc : {true, false}) {
             for (const form &f : forms) {
                 if (dt != f32 && (f.c % 16 != 0 || !tbb_backend::has_avx512f())) continue; // (the ring: no chunks)
-                interp_case k;
-                k.coord = f.coord;
-                k.dt = dt;
-                k.nxc = nxc;
-                k.channels_last_strides = !nxc;
-                k.src = nxc ? dims {2, f.src[0], f.src[1], f.c} : dims {2, f.c, f.src[0], f.src[1]};
-                k.dst = nxc ? dims {2, f.dst[0], f.dst[1], f.c} : dims {2, f.c, f.dst[0], f.dst[1]};
+                const interp_case k = planes_case(dt, nxc, f.c, f.src, f.dst, f.coord);
                 SCOPED_TRACE(k.name());
                 const std::vector<float> dd = full_mantissas(size_t(2 * f.dst[0] * f.dst[1] * f.c), 41);
                 const std::vector<float> whole = run_interp(k, backend_kind::tbb, dd);

@@ -64,11 +64,12 @@ struct literal_channel {
     }
 };
 
-// Per-channel values [k0, k1) at their offsets, as double into out[k]; the
-// type picked once per block, not per value; f32 values in order (offset k
-// for channel k) as a plain loop, so that it vectorizes.
-BPG_CLONES void load_doubles(const void *base, data_type dt, const std::vector<int64_t> &off, bool in_order,
-        int64_t k0, int64_t k1, double *__restrict out) {
+// Per-channel values [k0, k1) at their offsets, as T into out[k]; the type
+// picked once per block, not per value; f32 values in order (offset k for
+// channel k) as a plain loop, so that it vectorizes. Inlined into each clone.
+template <typename T>
+inline __attribute__((always_inline)) void load_values_as(const void *base, data_type dt,
+        const std::vector<int64_t> &off, bool in_order, int64_t k0, int64_t k1, T *__restrict out) {
     if (dt == data_type::f32 && in_order) {
         const float *__restrict f = static_cast<const float *>(base);
         for (int64_t k = k0; k < k1; ++k) out[k] = f[k];
@@ -76,23 +77,20 @@ BPG_CLONES void load_doubles(const void *base, data_type dt, const std::vector<i
         const float *f = static_cast<const float *>(base);
         for (int64_t k = k0; k < k1; ++k) out[k] = f[off[size_t(k)]];
     } else {
-        for (int64_t k = k0; k < k1; ++k) out[k] = core::load_as_double(base, dt, off[size_t(k)]);
+        for (int64_t k = k0; k < k1; ++k) out[k] = T(core::load_as_double(base, dt, off[size_t(k)]));
     }
 }
 
-// The same as float (exact: the statistics are f32, bf16 or f16), for the
-// per-channel means pass 1 and 2 read.
+BPG_CLONES void load_doubles(const void *base, data_type dt, const std::vector<int64_t> &off, bool in_order,
+        int64_t k0, int64_t k1, double *__restrict out) {
+    load_values_as(base, dt, off, in_order, k0, k1, out);
+}
+
+// As float (exact: the statistics are f32, bf16 or f16), for the per-channel
+// means pass 1 and 2 read.
 BPG_CLONES void load_floats(const void *base, data_type dt, const std::vector<int64_t> &off, bool in_order,
         int64_t k0, int64_t k1, float *__restrict out) {
-    if (dt == data_type::f32 && in_order) {
-        const float *__restrict f = static_cast<const float *>(base);
-        for (int64_t k = k0; k < k1; ++k) out[k] = f[k];
-    } else if (dt == data_type::f32) {
-        const float *f = static_cast<const float *>(base);
-        for (int64_t k = k0; k < k1; ++k) out[k] = f[off[size_t(k)]];
-    } else {
-        for (int64_t k = k0; k < k1; ++k) out[k] = float(core::load_as_double(base, dt, off[size_t(k)]));
-    }
+    load_values_as(base, dt, off, in_order, k0, k1, out);
 }
 
 // out at offsets [k0, k1) = v[k] rounded to dt.
