@@ -17,7 +17,7 @@ targets=("$@")
 bash scripts/install-deps.sh fuzz
 export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
 jobs="${BPG_JOBS:-$(nproc)}"
-# RelWithDebInfo (-O2): -O1 and -O0 build no faster (row_sum_gather.cpp, bench/NOTES.md "CI time").
+# RelWithDebInfo (-O2): -O1 builds the slowest kernels no faster (bench/NOTES.md "CI time").
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DBPG_BUILD_FUZZERS=ON -DBPG_SANITIZE=address,undefined \
   -DBPG_BUILD_TESTS=OFF -DBPG_BUILD_TOOLS=OFF -DBPG_BUILD_EXAMPLES=OFF -DBPG_TORCH=OFF >/dev/null
