@@ -38,3 +38,12 @@ if(BPG_WITH_DNNL)
   endforeach()
   set_property(TARGET DNNL::dnnl PROPERTY INTERFACE_INCLUDE_DIRECTORIES "")
 endif()
+
+# bpg_sources_see_onednn(DEFINITION source...): gives these sources of the calling directory
+# oneDNN's headers, and DEFINITION (=1) unless it is "-".
+function(bpg_sources_see_onednn definition)
+  set_property(SOURCE ${ARGN} APPEND PROPERTY COMPILE_OPTIONS ${BPG_DNNL_COMPILE_OPTIONS})
+  if(NOT definition STREQUAL "-")
+    set_property(SOURCE ${ARGN} APPEND PROPERTY COMPILE_DEFINITIONS ${definition}=1)
+  endif()
+endfunction()
