@@ -256,6 +256,8 @@ TEST(TbbBatchNormPaths, ChannelsLastAvx512) {
 // Channels-last rows of many channels: a block of channels across the rows
 // at a time (wide_blocks_avx512); with rows too few to share out, pass 1's
 // items are slices of the channels too (":sliced", 3 threads at compile).
+// The AVX-512 cases have too many rows for channel_slabs (more than 256 f32
+// rows, 512 16-bit rows, 341 with a ReLU), or under 512 channels.
 TEST(TbbBatchNormPaths, ChannelsLastManyChannels) {
     const std::vector<path_case> generic {
             {"bn:two_sweeps:sums=channels_last:update=channels_last:cached:sliced", make({2, 512, 5, 5}, data_type::f32, true),
@@ -266,15 +268,15 @@ TEST(TbbBatchNormPaths, ChannelsLastManyChannels) {
     with_default_threads(3, [&] { expect_path_taken(generic); });
     if (skip_without_avx512()) return;
     const std::vector<path_case> avx512 {
-            {"bn:two_sweeps:sums=wide_avx512:update=wide_avx512:cached:sliced", make({2, 512, 5, 5}, data_type::f32, true)},
-            {"bn:two_sweeps:sums=wide_avx512:update=wide_avx512:cached:sliced", make({2, 600, 5, 5}, data_type::f16, true)},
+            {"bn:two_sweeps:sums=wide_avx512:update=wide_avx512:cached:sliced", make({2, 480, 5, 5}, data_type::f32, true)},
+            {"bn:two_sweeps:sums=wide_avx512:update=wide_avx512:cached:sliced", make({2, 488, 5, 5}, data_type::f16, true)},
             {"bn:two_sweeps:sums=wide_blocks_avx512:update=wide_blocks_avx512:cached:sliced",
-                    make({2, 2048, 3, 1}, data_type::f32, true)},
+                    make({2, 2048, 129, 1}, data_type::f32, true)},
             {"bn:two_sweeps:sums=wide_blocks_avx512:update=" + channels_last_update(data_type::bf16, "wide_blocks_avx512")
                             + ":nontemporal:sliced",
-                    make({2, 2048, 3, 1}, data_type::bf16, true), true},
+                    make({2, 2048, 257, 1}, data_type::bf16, true), true},
             {"bn:two_sweeps:sums=wide_blocks_avx512:update=wide_blocks_avx512:nontemporal:sliced",
-                    relu(make({2, 2080, 3, 1}, data_type::f16, true), 1), true},
+                    relu(make({2, 2080, 171, 1}, data_type::f16, true), 1), true},
             {"bn:global_sums:sums=wide_blocks_avx512:update=none:nontemporal:sliced",
                     global(make({2, 2048, 3, 1}, data_type::bf16, true), true), true},
             {"bn:global_sums:sums=wide_avx512:update=none:nontemporal:sliced",
@@ -288,15 +290,49 @@ TEST(TbbBatchNormPaths, ChannelsLastManyChannels) {
     with_default_threads(3, [&] { expect_path_taken(avx512); });
 }
 
+// Channels-last training of few rows and many channels: both passes of a
+// slab of channels in one task (channel_slabs), on the wide loops; slab row
+// segments streamed (f32, bf16 rows on 64-byte lines) or not (bf16 rows of
+// 1200 bytes), channels past the last whole vector (600), a fused ReLU.
+TEST(TbbBatchNormPaths, ChannelsLastSlabs) {
+    if (skip_without_avx512()) GTEST_SKIP() << "no AVX-512 on this CPU";
+    const std::vector<path_case> cases {
+            {"bn:channel_slabs:sums=wide_avx512:update=wide_avx512:cached", make({2, 600, 5, 5}, data_type::f32, true)},
+            {"bn:channel_slabs:sums=wide_avx512:update=wide_avx512:cached", make({2, 600, 5, 5}, data_type::f16, true)},
+            {"bn:channel_slabs:sums=wide_avx512:update=" + channels_last_update(data_type::bf16, "wide_avx512")
+                            + ":nontemporal",
+                    make({2, 600, 5, 5}, data_type::bf16, true), true},
+            {"bn:channel_slabs:sums=wide_blocks_avx512:update=wide_blocks_avx512:cached",
+                    make({2, 2048, 3, 1}, data_type::f32, true)},
+            {"bn:channel_slabs:sums=wide_blocks_avx512:update=wide_blocks_avx512:nontemporal",
+                    make({2, 2048, 3, 1}, data_type::f32, true), true},
+            {"bn:channel_slabs:sums=wide_blocks_avx512:update=" + channels_last_update(data_type::bf16, "wide_blocks_avx512")
+                            + ":nontemporal",
+                    make({2, 2048, 3, 1}, data_type::bf16, true), true},
+            {"bn:channel_slabs:sums=wide_blocks_avx512:update=wide_blocks_avx512:nontemporal",
+                    relu(make({2, 2080, 3, 1}, data_type::f16, true), 1), true},
+    };
+    with_default_threads(3, [&] { expect_path_taken(cases); });
+    // Slabs change which task sums a channel and when, not the order of its
+    // sums: the same bits on 1 and 3 threads and as the generic loops'.
+    uint32_t seed = 41;
+    for (const path_case &pc : cases) {
+        const knobs set(pc);
+        SCOPED_TRACE(pc.c.name() + (pc.large ? " large" : ""));
+        expect_reference_and_same_bits(pc.c, seed++);
+    }
+}
+
 // Slices and blocks change which task sums a channel and when, not the
 // order of its sums: the same bits as one thread's plan of whole rows (no
-// slices), and the blocks the same bits as the generic loops.
+// slices), and the blocks the same bits as the generic loops. (Rows too
+// many for channel_slabs.)
 TEST(TbbBatchNormPaths, SlicesAndBlocksKeepTheBits) {
-    const std::vector<bn_case> cases {make({2, 512, 5, 5}, data_type::f32, true), make({2, 600, 5, 5}, data_type::f16, true),
-            make({2, 2048, 3, 2}, data_type::bf16, true), relu(make({2, 2080, 3, 2}, data_type::f16, true), 0),
+    const std::vector<bn_case> cases {make({2, 480, 5, 5}, data_type::f32, true), make({2, 488, 5, 5}, data_type::f16, true),
+            make({2, 2048, 257, 1}, data_type::bf16, true), relu(make({2, 2080, 171, 1}, data_type::f16, true), 0),
             global(make({2, 2048, 3, 1}, data_type::f32, true), true), global(make({2, 640, 5, 5}, data_type::bf16, true), true),
             // (Pass 1's blocks of 4096 whole and in part at one thread.)
-            make({2, 8224, 3, 1}, data_type::f32, true), make({2, 8224, 3, 1}, data_type::bf16, true)};
+            make({2, 8224, 129, 1}, data_type::f32, true), make({2, 8224, 257, 1}, data_type::bf16, true)};
     uint32_t seed = 7;
     for (const bool large : {false, true})
     for (const bn_case &c : cases) {

@@ -126,19 +126,21 @@ template <typename T, bn_fusion F, bool Global> struct any_k_diff_src {
 // Rows ahead that pass 2's blocks prefetch.
 constexpr int64_t update_ahead = 2;
 
-// Pass 2 on rows [a0, a1): diff_src of row a into out + (a - a0) * out_stride
-// (`stream`, HwBf16: see vector_out).
+// Pass 2 on channels [k0, k1) of rows [a0, a1): diff_src of row a into out +
+// (a - a0) * out_stride (`stream`, HwBf16: see vector_out); a slab of the
+// channels (k1 - k0 < K) row segment by row segment.
 template <typename T, bn_fusion F, bool HwBf16, bool Global>
 __attribute__((target("avx512f"))) void update_rows_wide_avx512(const bn_plan &p, const data &d, const coeffs &cf,
-        int64_t a0, int64_t a1, T *out, int64_t out_stride, bool stream) {
+        int64_t a0, int64_t a1, int64_t k0, int64_t k1, T *out, int64_t out_stride, bool stream) {
     const any_k_diff_src<T, F, Global> block {p, d, cf};
-    const wide_blocks wb(p.update, p.channel_block, 0, p.K);
+    const wide_blocks wb(p.update, p.channel_block, k0, k1);
+    const bool segments = wb.blocked || k1 - k0 < p.K;
     const reader<T, F> rd(d);
     vector_out<T, HwBf16> vo {stream};
     // (Rows the same distance apart in every tensor read.)
     const bool same_rows = block.src_a == block.dd_a && (F == bn_fusion::none || block.relu_a == block.dd_a);
-    const int64_t ahead_bytes = !Global && wb.blocked && same_rows ? update_ahead * block.dd_a * int64_t(sizeof(T)) : 0;
-    for (int64_t b0 = 0; b0 < wb.kv; b0 += wb.block) {
+    const int64_t ahead_bytes = !Global && segments && same_rows ? update_ahead * block.dd_a * int64_t(sizeof(T)) : 0;
+    for (int64_t b0 = k0; b0 < wb.kv; b0 += wb.block) {
         const int64_t b1 = std::min(wb.kv, b0 + wb.block);
         for (int64_t a = a0; a < a1; ++a) {
             T *row_out = out + (a - a0) * out_stride;
@@ -151,13 +153,13 @@ __attribute__((target("avx512f"))) void update_rows_wide_avx512(const bn_plan &p
                 block(a, k, r);
                 vo.put(row_out + k, r);
             }
-            if (wb.blocked) vo.flush();
+            if (segments) vo.flush();
         }
     }
-    for (int64_t a = a0; a < a1 && wb.kv < p.K; ++a) {
+    for (int64_t a = a0; a < a1 && wb.kv < k1; ++a) {
         const int64_t s0 = a * block.src_a, d0 = a * block.dd_a, x0 = a * block.relu_a;
         T *row_out = out + (a - a0) * out_stride;
-        for (int64_t k = wb.kv; k < p.K; ++k)
+        for (int64_t k = wb.kv; k < k1; ++k)
             row_out[k] = from_f32<T>(
                     diff_src_one(rd, Global, d0 + k, s0 + k, x0 + k, block.ak[k], block.c2[k], block.m[k], block.c0[k]));
     }
@@ -168,9 +170,10 @@ __attribute__((target("avx512f"))) void update_rows_wide_avx512(const bn_plan &p
 // made once, outside the loops).
 template <typename T, bn_fusion F, bool HwBf16>
 BPG_ALWAYS_INLINE void update_rows_wide(const bn_plan &p, const data &d, const coeffs &cf, int64_t a0, int64_t a1,
-        T *out, int64_t out_stride, bool stream) {
-    if (p.global_stats) update_rows_wide_avx512<T, F, HwBf16, true>(p, d, cf, a0, a1, out, out_stride, stream);
-    else update_rows_wide_avx512<T, F, HwBf16, false>(p, d, cf, a0, a1, out, out_stride, stream);
+        T *out, int64_t out_stride, bool stream, int64_t k0 = 0, int64_t k1 = -1) {
+    if (k1 < 0) k1 = p.K;
+    if (p.global_stats) update_rows_wide_avx512<T, F, HwBf16, true>(p, d, cf, a0, a1, k0, k1, out, out_stride, stream);
+    else update_rows_wide_avx512<T, F, HwBf16, false>(p, d, cf, a0, a1, k0, k1, out, out_stride, stream);
 }
 
 // Pass 1, vector: items [c0, c1), each a chunk of rows of K contiguous
@@ -340,6 +343,20 @@ BPG_ALWAYS_INLINE void channels_last_update_of(const bn_plan &p, const data &d, 
     with_fusion(p.fusion, [&](auto f) BPG_LAMBDA_INLINE { update<T, f.value>(p, d, cf, a0, a1); });
 }
 
+// Pass 2 on a slab of the wide loops' channels, every row: its row segments
+// streamed from the registers where each starts on a 64-byte line.
+template <typename T>
+BPG_ALWAYS_INLINE void channels_last_update_slab_of(const bn_plan &p, const data &d, const coeffs &cf, int64_t k0,
+        int64_t k1) {
+    T *out = static_cast<T *>(d.ds);
+    const bool stream = d.nontemporal && p.ds.a * int64_t(sizeof(T)) % 64 == 0 && streams_to(out + k0);
+    with_fusion(p.fusion, [&](auto f) BPG_LAMBDA_INLINE {
+        with_bf16_rounding<T>(p, [&](auto hw) BPG_LAMBDA_INLINE {
+            update_rows_wide<T, f.value, hw.value>(p, d, cf, 0, p.A, out, p.ds.a, stream, k0, k1);
+        });
+    });
+}
+
 } // namespace
 
 BPG_BN_ENTRY(channels_last_sums,
@@ -348,5 +365,7 @@ BPG_BN_ENTRY(channels_last_sums,
         (p, d, mean, partial, c0, c1, global), channels_last_sums_of)
 BPG_BN_ENTRY(channels_last_update, (const bn_plan &p, const data &d, const coeffs &cf, int64_t a0, int64_t a1),
         (p, d, cf, a0, a1), channels_last_update_of)
+BPG_BN_ENTRY(channels_last_update_slab, (const bn_plan &p, const data &d, const coeffs &cf, int64_t k0, int64_t k1),
+        (p, d, cf, k0, k1), channels_last_update_slab_of)
 
 } // namespace bpg::tbb_backend::bn

@@ -54,6 +54,8 @@ inline rows_slice slice_of(const bn_plan &p, int64_t item) {
 void channels_last_sums(const bn_plan &p, const data &d, const float *mean, double *partial, int64_t i0, int64_t i1,
         const coeffs *global = nullptr);
 void channels_last_update(const bn_plan &p, const data &d, const coeffs &cf, int64_t a0, int64_t a1);
+// Pass 2 on channels [k0, k1) of every row (channel_slabs: the wide loops).
+void channels_last_update_slab(const bn_plan &p, const data &d, const coeffs &cf, int64_t k0, int64_t k1);
 
 // Channels-last rows of fewer than 16 channels, as one flat run of vectors,
 // bn_narrow.cpp (called by the channels-last entry points): where it

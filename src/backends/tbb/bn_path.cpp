@@ -139,6 +139,28 @@ void slice_channels(bn_plan &p) {
     if (p.schedule == bn_schedule::global_sums && !segments_stream) p.store = bn_store::cached;
 }
 
+// Channels-last training of few rows and many channels ([N, C], N in the
+// 100s): both passes of a slab of channels in one task, so that pass 2 reads
+// the slab's src and diff_dst again from L2 instead of memory. The slab's rows
+// of the tensors pass 1 reads take at most slab_bytes; narrower slabs than
+// min_slab would leave too little of a row to stream.
+constexpr int64_t slab_bytes = int64_t(512) << 10;
+constexpr int64_t min_slab = 256; // channels
+
+void choose_slabs(bn_plan &p) {
+    if (p.schedule != bn_schedule::two_sweeps || p.planar
+            || (p.sums != bn_loops::wide_avx512 && p.sums != bn_loops::wide_blocks_avx512))
+        return;
+    const int64_t tensors = p.fusion == bn_fusion::none ? 2 : 3;
+    const int64_t fits = slab_bytes / (p.A * tensors * int64_t(size_of(p.dt))) / slice_unit * slice_unit;
+    // (At least 4 slabs a thread, where the channels allow it.)
+    const int64_t shared = (p.K / (4 * tasks_at_once()) + slice_unit - 1) / slice_unit * slice_unit;
+    const int64_t slab = std::min(fits, std::max(min_slab, shared));
+    if (slab < min_slab || p.K < 2 * slab) return;
+    p.schedule = bn_schedule::channel_slabs;
+    p.slice = slab;
+}
+
 } // namespace
 
 void choose_bn_path(bn_plan &p) {
@@ -165,6 +187,7 @@ void choose_bn_path(bn_plan &p) {
     p.channel_block = wide_block_channels;
     p.sums_block = p.global_stats ? wide_block_channels : wide_sums_block_channels;
     slice_channels(p);
+    choose_slabs(p);
 }
 
 std::string to_string(bn_schedule s) {
@@ -174,6 +197,7 @@ std::string to_string(bn_schedule s) {
         case bn_schedule::global_sums: return "global_sums";
         case bn_schedule::channel_tasks: return "channel_tasks";
         case bn_schedule::channel_groups: return "channel_groups";
+        case bn_schedule::channel_slabs: return "channel_slabs";
         case bn_schedule::two_sweeps: return "two_sweeps";
         case bn_schedule::local_sums: return "local_sums";
         case bn_schedule::from_sums: return "from_sums";
@@ -210,7 +234,7 @@ std::string bn_path_name(const bn_plan &p) {
     if (p.schedule == bn_schedule::zero_sized) return "bn:zero_sized";
     return "bn:" + to_string(p.schedule) + ":sums=" + to_string(p.sums) + ":update=" + to_string(p.update) + ":"
             + (p.store == bn_store::nontemporal ? "nontemporal" : "cached")
-            + (p.slice < p.K ? ":sliced" : "");
+            + (p.slice < p.K && p.schedule != bn_schedule::channel_slabs ? ":sliced" : "");
 }
 
 } // namespace bpg::tbb_backend

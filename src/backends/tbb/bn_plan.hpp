@@ -34,6 +34,7 @@ enum class bn_schedule {
     global_sums,    // use_global_stats with its sums: one sweep writes diff_src and the sums
     channel_tasks,  // planar training, >= 8 channels: both passes of a channel in one task
     channel_groups, // planar training, short rows: both passes of a group of channels in one task
+    channel_slabs,  // channels-last training, few rows: both passes of a slab of channels in one task
     two_sweeps,     // pass 1 over everything, then pass 2 over everything
     local_sums,     // BatchNormTrainingBackpropSums: pass 1 only, the sums are the outputs
     from_sums,      // BatchNormTrainingBackpropFromSums: pass 2 only, from the given sums
@@ -113,7 +114,7 @@ struct bn_plan {
     bool avx512 = false;           // the *_avx512 loops may run (the CPU has AVX-512)
     int64_t channels_per_task = 1; // channel_groups: channels of one group
     // Channels-last: the channels of one pass-1 item (K: whole rows; else a
-    // multiple of 64).
+    // multiple of 64); channel_slabs: of one slab.
     int64_t slice = 1;
     int64_t channel_block = 1; // wide_blocks_avx512: channels of one block
     int64_t sums_block = 1;    // the same for pass 1 (wide_blocks_avx512 sums)

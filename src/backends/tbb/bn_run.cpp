@@ -252,7 +252,8 @@ struct bn_execution {
         // coefficients (db, s2, dg, literal) before anything reads them: no
         // zeroes first ([N, C]: C in the 10^4s, arrays past the L2).
         const bool training_writes_first = p.schedule == bn_schedule::two_sweeps
-                || p.schedule == bn_schedule::channel_tasks || p.schedule == bn_schedule::channel_groups;
+                || p.schedule == bn_schedule::channel_tasks || p.schedule == bn_schedule::channel_groups
+                || p.schedule == bn_schedule::channel_slabs;
         per_channel_block([&](int64_t k0, int64_t k1) {
             load_floats(b.at(p.mean_id), p.mean_dt, p.mean_off, p.stats_in_order, k0, k1, w.cf.mean.data());
             if (variance) {
@@ -457,6 +458,24 @@ struct bn_execution {
         });
     }
 
+    // channel_slabs: both passes of a slab of channels (pass-1 item c *
+    // slabs + s of each chunk c) in one task, so that pass 2 reads the
+    // slab's rows from L2. Channels marked literal are rewritten at the end
+    // (finish_outputs), as after two_sweeps.
+    void channel_slabs() {
+        const int64_t slabs = bn::slices_of(p);
+        loop(task_range(0, slabs, 1), [&](const tbb::blocked_range<int64_t> &r) {
+            for (int64_t s = r.begin(); s < r.end(); ++s) {
+                const int64_t k0 = s * p.slice, k1 = std::min(p.K, k0 + p.slice);
+                for (int64_t c = 0; c < partial_rows; ++c) sums(c * slabs + s, c * slabs + s + 1);
+                combine(k0, k1);
+                finish_channels(k0, k1);
+                store_diff_stats(k0, k1);
+                bn::channels_last_update_slab(p, d, w.cf, k0, k1);
+            }
+        });
+        diff_stats_stored = true;
+    }
 
     // diff_gamma and diff_beta of channels [k0, k1), final once their sums
     // are (the schedules that store them early say so in diff_stats_stored).
@@ -521,6 +540,7 @@ void run_bn_plan(const bn_plan &p, const backends::buffer_map &b) {
         case bn_schedule::channel_tasks: run.channel_tasks(); break;
         case bn_schedule::channel_groups: run.channel_groups(); break;
         case bn_schedule::two_sweeps: run.two_sweeps(); break;
+        case bn_schedule::channel_slabs: run.channel_slabs(); break;
         case bn_schedule::local_sums: run.sums_all(), run.combine_all(); break; // the sums are the outputs
         case bn_schedule::from_sums: run.coefficients_then_update(); break;
         case bn_schedule::zero_sized: break;
