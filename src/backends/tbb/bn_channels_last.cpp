@@ -170,8 +170,7 @@ __attribute__((target("avx512f"))) void update_rows_wide_avx512(const bn_plan &p
 // made once, outside the loops).
 template <typename T, bn_fusion F, bool HwBf16>
 BPG_ALWAYS_INLINE void update_rows_wide(const bn_plan &p, const data &d, const coeffs &cf, int64_t a0, int64_t a1,
-        T *out, int64_t out_stride, bool stream, int64_t k0 = 0, int64_t k1 = -1) {
-    if (k1 < 0) k1 = p.K;
+        int64_t k0, int64_t k1, T *out, int64_t out_stride, bool stream) {
     if (p.global_stats) update_rows_wide_avx512<T, F, HwBf16, true>(p, d, cf, a0, a1, k0, k1, out, out_stride, stream);
     else update_rows_wide_avx512<T, F, HwBf16, false>(p, d, cf, a0, a1, k0, k1, out, out_stride, stream);
 }
@@ -288,7 +287,7 @@ BPG_ALWAYS_INLINE void update(const bn_plan &p, const data &d, const coeffs &cf,
             && (p.update == bn_loops::wide_avx512 || p.update == bn_loops::wide_blocks_avx512
                     || p.update == bn_loops::wide_bf16_avx512 || p.update == bn_loops::wide_blocks_bf16_avx512))
         return with_bf16_rounding<T>(p, [&](auto hw) BPG_LAMBDA_INLINE {
-            update_rows_wide<T, F, hw.value>(p, d, cf, r0, r1, first, p.K, true);
+            update_rows_wide<T, F, hw.value>(p, d, cf, r0, r1, 0, p.K, first, p.K, true);
         });
     // Not streamed (diff_src not 64-byte aligned): the register blocks'
     // 16-bit rows take the wide loops, as cached ones do.
@@ -317,7 +316,7 @@ BPG_ALWAYS_INLINE void update(const bn_plan &p, const data &d, const coeffs &cf,
         } else if (wide) {
             // (16-bit register blocks too: update_rows_blocked converts lane by lane.)
             with_bf16_rounding<T>(p, [&](auto hw) BPG_LAMBDA_INLINE {
-                update_rows_wide<T, F, hw.value>(p, d, cf, g0, g1, out_row(g0), run_rows ? p.K : p.ds.a, false);
+                update_rows_wide<T, F, hw.value>(p, d, cf, g0, g1, 0, p.K, out_row(g0), run_rows ? p.K : p.ds.a, false);
             });
         } else {
             for (int64_t a = g0; a < g1; ++a) {
@@ -352,7 +351,7 @@ BPG_ALWAYS_INLINE void channels_last_update_slab_of(const bn_plan &p, const data
     const bool stream = d.nontemporal && p.ds.a * int64_t(sizeof(T)) % 64 == 0 && streams_to(out + k0);
     with_fusion(p.fusion, [&](auto f) BPG_LAMBDA_INLINE {
         with_bf16_rounding<T>(p, [&](auto hw) BPG_LAMBDA_INLINE {
-            update_rows_wide<T, f.value, hw.value>(p, d, cf, 0, p.A, out, p.ds.a, stream, k0, k1);
+            update_rows_wide<T, f.value, hw.value>(p, d, cf, 0, p.A, k0, k1, out, p.ds.a, stream);
         });
     });
 }
