@@ -109,11 +109,14 @@ TEST(TbbInterpolateAmdNcx, RingPrefetchNd) {
 
 // Rows of the converted tile long enough for several prefetch steps of 512
 // bytes and a tail (2-D: prefetch_ahead_bytes, at any size), fused and not.
+// (bf16 2x rows are fused in registers, in pairs, prefetched as they go.)
 TEST(TbbInterpolateAmdNcx, TileLoadLongRows) {
     if (!tbb_backend::has_avx512f()) GTEST_SKIP() << "needs AVX-512";
     for (data_type dt : {data_type::bf16, data_type::f16})
         for (bool nxc : {false, true}) {
-            const std::string fused = "interpolate:planar_fused_row_gather_2d:converted_tile:batch=8:cached";
+            const std::string fused = dt == data_type::bf16
+                    ? "interpolate:planar_fused_row_gather_2d:converted_in_registers:batch=8:cached:row_pairs"
+                    : "interpolate:planar_fused_row_gather_2d:converted_tile:batch=8:cached";
             const interp_case a = planar_case(dt, nxc, {9, 300}, {18, 600});
             EXPECT_EQ(bits_on(a, 1, fused), bits_on(a, 3, fused)) << a.name();
             const std::string rows = "interpolate:planar_rows_then_gather_2d:converted_tile:batch=16:cached";
@@ -294,10 +297,11 @@ TEST(TbbInterpolateAmdNcx, RowsThenGatherPairs) {
 }
 
 // The fused rows take neighbouring inputs two at a time (row_stride2_pair:
-// 2x linear interiors, and align_corners' taps of their own weights, f32
-// rows): the bits of the same inputs in batches of 1 and 3 (pairs cut at
-// every other point), f32 rows and 16-bit rows, every axis-1 length of the
-// form (tails masked).
+// 2x linear interiors, and align_corners' taps of their own weights; f32
+// rows, and bf16 rows with `pairs`): the bits of the same inputs in batches
+// of 1 and 3 (pairs cut at every other point), f32 rows and bf16 rows of
+// the same values with and without pairs, every axis-1 length of the form
+// (tails masked).
 TEST(TbbInterpolateAmdNcx, FusedRowPairsBits) {
     for (kernels::coord_mode mode : {kernels::coord_mode::half_pixel, kernels::coord_mode::align_corners}) {
         const kernels::axis_gather g0 = axis_case {20, 40, mode, false, kernels::nearest_rounding::round_prefer_ceil}.gather();
@@ -309,37 +313,41 @@ TEST(TbbInterpolateAmdNcx, FusedRowPairsBits) {
                     kernels::nearest_rounding::round_prefer_ceil}.gather();
             const tbb_backend::row_gather_table t = tbb_backend::make_row_gather(g);
             if (!tbb_backend::row_sum_gather_available(t)) GTEST_SKIP() << "needs AVX-512";
+            // bf16 rows and f32 rows of the same values.
             std::vector<float> src(size_t(40 * g.out));
-            for (float &v : src) v = u(rng);
             std::vector<tbb_backend::bf16_t> src16(src.size());
             for (size_t k = 0; k < src.size(); ++k) {
+                const float v = u(rng);
                 uint32_t bits;
-                std::memcpy(&bits, &src[k], 4);
+                std::memcpy(&bits, &v, 4);
                 src16[k].bits = uint16_t(bits >> 16);
+                bits = uint32_t(src16[k].bits) << 16;
+                std::memcpy(&src[k], &bits, 4);
             }
             std::vector<const float *> x(8);
             std::vector<float> row(size_t(g.out) + 16), conv(size_t(4 * g.out) + 16);
-            auto run = [&](int64_t step, bool sixteen) {
+            enum rows_kind { f32_rows, bf16_rows, bf16_row_pairs };
+            auto run = [&](int64_t step, rows_kind kind) {
                 std::vector<float> out(size_t(20 * g.in));
                 for (int64_t i = 0; i < 20; i += step) {
                     const int64_t n = std::min<int64_t>(step, 20 - i);
-                    if (sixteen)
-                        tbb_backend::sum_gather_rows(a, i, n, x.data(), tbb_backend::rows_of<tbb_backend::bf16_t> {src16.data(), g.out},
-                                t, g, out.data() + i * g.in, g.in, row.data(), conv.data());
+                    if (kind != f32_rows)
+                        tbb_backend::sum_gather_rows(a, i, n, x.data(),
+                                tbb_backend::rows_of<tbb_backend::bf16_t> {src16.data(), g.out}, t, g,
+                                out.data() + i * g.in, g.in, row.data(), conv.data(), 0, kind == bf16_row_pairs);
                     else
                         tbb_backend::sum_gather_rows(a, i, n, x.data(), tbb_backend::row_source {src.data(), g.out}, t, g,
                                 out.data() + i * g.in, g.in, row.data());
                 }
                 return out;
             };
-            for (bool sixteen : {false, true}) {
-                const std::vector<float> all = run(20, sixteen);
-                for (int64_t step : {1, 3}) {
-                    const std::vector<float> cut = run(step, sixteen);
+            const std::vector<float> all = run(20, f32_rows);
+            for (rows_kind kind : {f32_rows, bf16_rows, bf16_row_pairs})
+                for (int64_t step : {20, 1, 3}) {
+                    const std::vector<float> cut = run(step, kind);
                     EXPECT_EQ(std::memcmp(all.data(), cut.data(), all.size() * sizeof(float)), 0)
-                            << "in1 " << in1 << " step " << step << " 16-bit " << sixteen << " mode " << int(mode);
+                            << "in1 " << in1 << " step " << step << " rows " << int(kind) << " mode " << int(mode);
                 }
-            }
         }
     }
 }

@@ -67,6 +67,9 @@ std::string vcvtne(data_type dt) {
     return dt == data_type::bf16 && tbb_backend::has_avx512_bf16() ? ":bf16_vcvtne" : "";
 }
 
+// bf16 fused planar rows read in registers go in pairs (interp_plan::row_pairs16).
+std::string row_pairs(data_type dt) { return dt == data_type::bf16 ? ":row_pairs" : ""; }
+
 struct lowered_thresholds {
     explicit lowered_thresholds(int shift) { tbb_backend::test_size_threshold_shift() = shift; }
     ~lowered_thresholds() { tbb_backend::test_size_threshold_shift() = 0; }
@@ -175,13 +178,17 @@ TEST(TbbInterpolatePaths, PlanarFusedRowGather2d) {
     expect_path(make_case(layout::nxc, f32, 2, 1, {5, 7}, {10, 14}, "nearest"),
             "interpolate:planar_fused_row_gather_2d:f32:batch=8:cached");
     for (data_type dt : {bf16, f16}) {
-        expect_path(make_case(layout::ncx, dt, 2, 4, {5, 7}, {10, 14}),
-                "interpolate:planar_fused_row_gather_2d:converted_tile:batch=8:cached");
-        expect_path(make_case(layout::nxc, dt, 2, 1, {5, 7}, {10, 14}),
-                "interpolate:planar_fused_row_gather_2d:converted_tile:batch=8:cached");
+        // Axis 0 with 2x linear interiors: f16 rows converted once into the
+        // tile, bf16 rows read in registers two inputs at a time.
+        const std::string in_registers =
+                "interpolate:planar_fused_row_gather_2d:converted_in_registers:batch=8:cached" + row_pairs(dt);
+        const std::string sym4 =
+                dt == bf16 ? in_registers : "interpolate:planar_fused_row_gather_2d:converted_tile:batch=8:cached";
+        expect_path(make_case(layout::ncx, dt, 2, 4, {5, 7}, {10, 14}), sym4, 3);
+        expect_path(make_case(layout::nxc, dt, 2, 1, {5, 7}, {10, 14}), sym4);
+        expect_path(make_case(layout::ncx, dt, 2, 3, {6, 40}, {12, 80}), sym4, 3);
         // Axis 0 without 2x linear interiors: the rows read as 16-bit, in
         // every tap_fold form and the others (converted first).
-        const std::string in_registers = "interpolate:planar_fused_row_gather_2d:converted_in_registers:batch=8:cached";
         expect_path(make_case(layout::ncx, dt, 2, 4, {5, 7}, {10, 14}, "nearest"), in_registers, 3);
         expect_path(make_case(layout::nxc, dt, 3, 1, {5, 40}, {11, 80}, "nearest"), in_registers);
         expect_path(make_case(layout::ncx, dt, 2, 4, {5, 7}, {13, 14}), in_registers, 3);
@@ -475,7 +482,7 @@ TEST(TbbInterpolatePaths, SourceConvertedInRegisters) {
         expect_path(make_case(layout::ncx, dt, 2, 4, {40}, {80}),
                 "interpolate:planar_row_blocks_1d:converted_in_registers:cached" + vcvtne(dt), 3);
         expect_path(make_case(layout::ncx, dt, 2, 4, {5, 7}, {10, 14}, "nearest"),
-                "interpolate:planar_fused_row_gather_2d:converted_in_registers:batch=8:cached");
+                "interpolate:planar_fused_row_gather_2d:converted_in_registers:batch=8:cached" + row_pairs(dt));
     }
 }
 
@@ -681,15 +688,17 @@ TEST(TbbInterpolatePaths, StoreNontemporalNarrowed) {
             for (layout l : {layout::ncx, layout::nxc}) {
                 interp_case c = make_case(l, dt, l == layout::nxc ? 9 : 3, l == layout::nxc ? 1 : 5, f.src, f.dst, f.mode);
                 c.coord = f.coord;
+                const std::string fused_pairs =
+                        std::string(f.levels).rfind("planar_fused_row_gather_2d", 0) == 0 ? row_pairs(dt) : "";
                 const std::string base = std::string("interpolate:") + f.levels;
                 // bf16 rounded by vcvtneps2bf16 where the CPU has it.
                 const std::string narrowed = base + (dt == bf16 && tbb_backend::has_avx512_bf16()
                                                                     ? ":nontemporal_narrowed_bf16_hw"
                                                                     : ":nontemporal_narrowed")
-                        + f.pairs;
-                const std::vector<uint32_t> cached = bits_on(c, 3, base + ":cached" + f.pairs);
+                        + f.pairs + fused_pairs;
+                const std::vector<uint32_t> cached = bits_on(c, 3, base + ":cached" + f.pairs + fused_pairs);
                 // Values down to bf16 and f32 denormals, which vcvtneps2bf16 reads as zero.
-                const std::vector<uint32_t> tiny = bits_on(c, 3, base + ":cached" + f.pairs, 0x1p-128f);
+                const std::vector<uint32_t> tiny = bits_on(c, 3, base + ":cached" + f.pairs + fused_pairs, 0x1p-128f);
                 const lowered_thresholds large(all_large);
                 expect_path(c, narrowed, 3);
                 EXPECT_EQ(bits_on(c, 1, narrowed), cached) << c.name();
@@ -703,7 +712,8 @@ TEST(TbbInterpolatePaths, StoreNontemporalNarrowed) {
         // Upsampling (diff_src smaller than diff_dst) and channels-last
         // strides stay cached.
         expect_path(make_case(layout::ncx, dt, 2, 3, {5, 6}, {10, 12}),
-                "interpolate:planar_fused_row_gather_2d:converted_tile:batch=8:cached");
+                dt == bf16 ? "interpolate:planar_fused_row_gather_2d:converted_in_registers:batch=8:cached:row_pairs"
+                           : "interpolate:planar_fused_row_gather_2d:converted_tile:batch=8:cached");
         expect_path(make_case(layout::ncx_channels_last, dt, 2, 3, {10, 12}, {5, 6}),
                 "interpolate:channels_last_levels_2d:converted_ring:batch=1:cached");
         // diff_src rows with gaps between them stay cached.

@@ -64,6 +64,12 @@ bool fused_runs_2d(const interp_plan &p) {
             || (p.dt == data_type::f32 && upsampled && run_sum_gather_once_per_column(p.grouped[1], p.run));
 }
 
+// Planar 2-D whose axis 0 has 2x linear interiors (each row read by two inputs).
+bool sym4_rows(const interp_plan &p) {
+    const std::vector<uint8_t> &sym4 = p.grouped[0].sym4;
+    return p.nsp == 2 && !p.channels_last && std::find(sym4.begin(), sym4.end(), 1) != sym4.end();
+}
+
 interp_source source_of(const interp_plan &p) {
     if (p.dt != data_type::f32) {
         // Channels-last slices of whole vectors: level 0 (1-D: the only
@@ -71,12 +77,12 @@ interp_source source_of(const interp_plan &p) {
         if (fused_runs_2d(p) || (p.channels_last && has_avx512f() && dense_slices(p) && p.run % 16 == 0))
             return interp_source::converted_in_registers;
         // Planar rows with the stride-2 gather (2-D: fused with the row
-        // sums): read as 16-bit. Not where axis 0 has 2x linear interiors:
-        // each row, read by two inputs, would be widened twice, which
-        // measured slower than converting it once into the tile.
-        const std::vector<uint8_t> &sym4 = p.grouped[0].sym4;
-        const bool sym4_rows = p.nsp == 2 && std::find(sym4.begin(), sym4.end(), 1) != sym4.end();
-        if ((p.nsp == 1 || (p.nsp == 2 && !sym4_rows)) && !p.channels_last && has_avx512f() && p.inner_rows.stride2)
+        // sums): read as 16-bit. f16 not where axis 0 has 2x linear
+        // interiors: each row, read by two inputs, would be widened twice,
+        // which measured slower than converting it once into the tile; bf16
+        // there goes in pairs (row_pairs16), faster than the tile.
+        const bool sym4_ok = !sym4_rows(p) || p.dt == data_type::bf16;
+        if ((p.nsp == 1 || (p.nsp == 2 && sym4_ok)) && !p.channels_last && has_avx512f() && p.inner_rows.stride2)
             return interp_source::converted_in_registers;
         // Planar slices of 3-D and up, of whole vectors: the same, where the
         // ring's f32 slots would not stay in L1 (each slice is then read as
@@ -293,7 +299,8 @@ void choose_interp_path(interp_plan &p) {
     // several whole new slices at once, and their burst of prefetches held
     // up its own loads).
     // Nor for planar 16-bit rows read in registers: the prefetches of each
-    // input's new rows stalled on the misses already in flight.
+    // input's new rows stalled on the misses already in flight (bf16 rows
+    // of 2x linear interiors in pairs prefetch a shorter way ahead, below).
     // Nor for fused runs over a diff_dst that stays in the cache between
     // runs: the prefetches only took issue slots.
     const bool upsampled_slices = p.levels == interp_levels::channels_last_levels_2d && p.out[0] > p.in[0];
@@ -304,6 +311,9 @@ void choose_interp_path(interp_plan &p) {
             && !upsampled_slices && !rows_in_registers && !cached_runs)
         p.prefetch_bytes0 = p.levels == interp_levels::channels_last_fused_runs_2d ? fused_runs_prefetch_bytes
                                                                                    : prefetch_ahead_bytes;
+    p.row_pairs16 = p.levels == interp_levels::planar_fused_row_gather_2d && p.dt == data_type::bf16
+            && p.source == interp_source::converted_in_registers;
+    if (p.row_pairs16 && sym4_rows(p)) p.prefetch_bytes0 = row_pairs16_prefetch_bytes;
     // Planar 16-bit slices of 3-D and up stream from memory into the ring,
     // one after another: converted behind their prefetch.
     if (p.nsp >= 3 && !p.channels_last && p.source == interp_source::converted_ring
@@ -356,6 +366,7 @@ std::string interp_path_name(const interp_plan &p) {
     if (p.nsp >= 3 && p.prefetch_bytes0 > 0) s += ":ring_prefetch";
     if (p.bf16_vcvtne) s += ":bf16_vcvtne";
     if (p.level0_pairs) s += ":pairs";
+    if (p.row_pairs16) s += ":row_pairs";
     return s;
 }
 

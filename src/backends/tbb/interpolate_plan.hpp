@@ -177,6 +177,11 @@ struct interp_plan {
     // starting at even inputs: the last level gathers each pair's row once
     // and copies it (path ":pairs"; the same bits).
     bool level0_pairs = false;
+    // planar_fused_row_gather_2d, bf16 rows read in registers: neighbouring
+    // inputs of one form gathered two at a time (row_stride2_pair), as f32
+    // rows always are; each bf16 load gives a phase of the window with no
+    // permutes (path ":row_pairs"; the same bits).
+    bool row_pairs16 = false;
     // one_task: every task runs in turn on the calling thread, with no
     // parallel loop (one-thread runs, and diff_dst under
     // interp_one_task_max_bytes, where a loop costs more than the work); the
@@ -207,6 +212,7 @@ constexpr int64_t fused_runs_max_run = 512;
 // Level-0 prefetch distances (bench/NOTES.md).
 constexpr int64_t prefetch_ahead_bytes = int64_t(8) << 10;
 constexpr int64_t fused_runs_prefetch_bytes = int64_t(4) << 10;
+constexpr int64_t row_pairs16_prefetch_bytes = int64_t(4) << 10;
 // Floats a chunk of interp_plan::level0_chunk_floats.
 constexpr int64_t level0_chunk_floats = 512;
 // diff_dst from which the fused runs prefetch at all (below, it is in the cache).

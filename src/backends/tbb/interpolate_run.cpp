@@ -396,7 +396,8 @@ template <typename T> struct task {
             if constexpr (!std::is_same_v<T, float>) {
                 if (p.source == interp_source::converted_in_registers) { // fused, reading 16-bit rows
                     sum_gather_rows(p.grouped[0], i, i1 - i, s.x.data(), rows_of<T> {dd, p.dd_sp[0]}, p.inner_rows,
-                            p.axes[1], s.out.data(), p.in[1], s.rows.data(), s.tile.data(), p.prefetch_bytes0);
+                            p.axes[1], s.out.data(), p.in[1], s.rows.data(), s.tile.data(), p.prefetch_bytes0,
+                            p.row_pairs16);
                     store_rows(i1 - i, ds + i * p.ds_sp[0], p.ds_sp[0]);
                     continue;
                 }

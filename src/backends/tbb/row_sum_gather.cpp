@@ -39,6 +39,7 @@ template <typename Src> struct fused_rows {
     float *row;
     int64_t prefetch_bytes;
     float *converted;
+    bool pairs; // inputs in step where two have one form (f32 rows: always)
     template <int DLO, int K> __attribute__((target("avx512f"))) void operator()() const {
         const common_weights<K> cw(t);
         const int64_t blocks = (g.in + 15) / 16;
@@ -63,14 +64,13 @@ template <typename Src> struct fused_rows {
             row_stride2<DLO, K>(t, g, memory_row {row}, dst, cw.w, 0, blocks);
         }
     }
-    // f32 rows: inputs i and i + 1 in step (row_stride2_pair) where both are
-    // 2x linear interiors, or both have their own weights for the same
-    // number of taps (align_corners); false, nothing done, otherwise. (Rows
-    // of 16-bit widened in registers measured slower in pairs.)
+    // Inputs i and i + 1 in step (row_stride2_pair) where both are 2x linear
+    // interiors, or both have their own weights for the same number of taps
+    // (align_corners); false, nothing done, otherwise or without `pairs`.
     template <int DLO, int K>
     __attribute__((target("avx512f"), always_inline)) bool pair(int64_t i, float *dst, const __m512 *cw,
             int64_t blocks) const {
-        if constexpr (!std::is_same_v<Src, row_source>) return false;
+        if (!pairs) return false;
         int64_t k0 = 0, k1 = 0;
         const int f0 = tap_fold::form_of(a, i, k0), f1 = tap_fold::form_of(a, i + 1, k1);
         if (f0 != f1 || k0 != k1 || (f0 != 1 && f0 != 3)) return false;
@@ -122,17 +122,19 @@ bool row_sum_gather_available(const row_gather_table &t) {
 void sum_gather_rows(const grouped_axis &a, int64_t i0, int64_t count, const float **x, const row_source &src,
         const row_gather_table &t, const kernels::axis_gather &g, float *out, int64_t out_stride, float *row,
         int64_t prefetch_bytes) {
-    with_form(t, fused_rows<row_source> {a, i0, count, x, src, t, g, out, out_stride, row, prefetch_bytes, nullptr});
+    with_form(t, fused_rows<row_source> {a, i0, count, x, src, t, g, out, out_stride, row, prefetch_bytes, nullptr, true});
 }
 void sum_gather_rows(const grouped_axis &a, int64_t i0, int64_t count, const float **x, const rows_of<bf16_t> &src,
         const row_gather_table &t, const kernels::axis_gather &g, float *out, int64_t out_stride, float *row,
-        float *converted, int64_t prefetch_bytes) {
-    with_form(t, fused_rows<rows_of<bf16_t>> {a, i0, count, x, src, t, g, out, out_stride, row, prefetch_bytes, converted});
+        float *converted, int64_t prefetch_bytes, bool pairs) {
+    with_form(t,
+            fused_rows<rows_of<bf16_t>> {a, i0, count, x, src, t, g, out, out_stride, row, prefetch_bytes, converted, pairs});
 }
 void sum_gather_rows(const grouped_axis &a, int64_t i0, int64_t count, const float **x, const rows_of<f16_t> &src,
         const row_gather_table &t, const kernels::axis_gather &g, float *out, int64_t out_stride, float *row,
-        float *converted, int64_t prefetch_bytes) {
-    with_form(t, fused_rows<rows_of<f16_t>> {a, i0, count, x, src, t, g, out, out_stride, row, prefetch_bytes, converted});
+        float *converted, int64_t prefetch_bytes, bool pairs) {
+    with_form(t,
+            fused_rows<rows_of<f16_t>> {a, i0, count, x, src, t, g, out, out_stride, row, prefetch_bytes, converted, pairs});
 }
 
 } // namespace bpg::tbb_backend

@@ -34,12 +34,14 @@ void sum_gather_rows(const grouped_axis &a, int64_t i0, int64_t count, const flo
 
 // The same over 16-bit rows of diff_dst, widened to f32 as they are loaded
 // (the same bits). An input of another form has its rows converted into
-// `converted` (room for the most taps of a, g.out floats each) first.
+// `converted` (room for the most taps of a, g.out floats each) first. With
+// `pairs`, neighbouring inputs of one form go two at a time, as f32 rows
+// always do (the same bits; interp_plan::row_pairs16).
 void sum_gather_rows(const grouped_axis &a, int64_t i0, int64_t count, const float **x, const rows_of<bf16_t> &src,
         const row_gather_table &t, const kernels::axis_gather &g, float *out, int64_t out_stride, float *row,
-        float *converted, int64_t prefetch_bytes = 0);
+        float *converted, int64_t prefetch_bytes, bool pairs);
 void sum_gather_rows(const grouped_axis &a, int64_t i0, int64_t count, const float **x, const rows_of<f16_t> &src,
         const row_gather_table &t, const kernels::axis_gather &g, float *out, int64_t out_stride, float *row,
-        float *converted, int64_t prefetch_bytes = 0);
+        float *converted, int64_t prefetch_bytes, bool pairs);
 
 } // namespace bpg::tbb_backend
