@@ -178,15 +178,17 @@ TEST(TbbInterpolatePaths, PlanarFusedRowGather2d) {
     expect_path(make_case(layout::nxc, f32, 2, 1, {5, 7}, {10, 14}, "nearest"),
             "interpolate:planar_fused_row_gather_2d:f32:batch=8:cached");
     for (data_type dt : {bf16, f16}) {
-        // Axis 0 with 2x linear interiors: f16 rows converted once into the
-        // tile, bf16 rows read in registers two inputs at a time.
+        // Axis 0 with 2x linear interiors: rows converted once into the
+        // tile, but bf16 rows of 96 outputs and up (row_pairs16_min_outputs)
+        // read in registers two inputs at a time.
+        const std::string tile = "interpolate:planar_fused_row_gather_2d:converted_tile:batch=8:cached";
         const std::string in_registers =
                 "interpolate:planar_fused_row_gather_2d:converted_in_registers:batch=8:cached" + row_pairs(dt);
-        const std::string sym4 =
-                dt == bf16 ? in_registers : "interpolate:planar_fused_row_gather_2d:converted_tile:batch=8:cached";
-        expect_path(make_case(layout::ncx, dt, 2, 4, {5, 7}, {10, 14}), sym4, 3);
-        expect_path(make_case(layout::nxc, dt, 2, 1, {5, 7}, {10, 14}), sym4);
-        expect_path(make_case(layout::ncx, dt, 2, 3, {6, 40}, {12, 80}), sym4, 3);
+        expect_path(make_case(layout::ncx, dt, 2, 4, {5, 7}, {10, 14}), tile, 3);
+        expect_path(make_case(layout::nxc, dt, 2, 1, {5, 7}, {10, 14}), tile);
+        expect_path(make_case(layout::ncx, dt, 2, 3, {6, 47}, {12, 94}), tile);
+        expect_path(make_case(layout::ncx, dt, 2, 3, {6, 48}, {12, 96}), dt == bf16 ? in_registers : tile, 3);
+        expect_path(make_case(layout::ncx, dt, 2, 3, {6, 57}, {12, 114}), dt == bf16 ? in_registers : tile, 3);
         // Axis 0 without 2x linear interiors: the rows read as 16-bit, in
         // every tap_fold form and the others (converted first).
         expect_path(make_case(layout::ncx, dt, 2, 4, {5, 7}, {10, 14}, "nearest"), in_registers, 3);
@@ -712,8 +714,7 @@ TEST(TbbInterpolatePaths, StoreNontemporalNarrowed) {
         // Upsampling (diff_src smaller than diff_dst) and channels-last
         // strides stay cached.
         expect_path(make_case(layout::ncx, dt, 2, 3, {5, 6}, {10, 12}),
-                dt == bf16 ? "interpolate:planar_fused_row_gather_2d:converted_in_registers:batch=8:cached:row_pairs"
-                           : "interpolate:planar_fused_row_gather_2d:converted_tile:batch=8:cached");
+                "interpolate:planar_fused_row_gather_2d:converted_tile:batch=8:cached");
         expect_path(make_case(layout::ncx_channels_last, dt, 2, 3, {10, 12}, {5, 6}),
                 "interpolate:channels_last_levels_2d:converted_ring:batch=1:cached");
         // diff_src rows with gaps between them stay cached.

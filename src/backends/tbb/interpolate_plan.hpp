@@ -213,6 +213,10 @@ constexpr int64_t fused_runs_max_run = 512;
 constexpr int64_t prefetch_ahead_bytes = int64_t(8) << 10;
 constexpr int64_t fused_runs_prefetch_bytes = int64_t(4) << 10;
 constexpr int64_t row_pairs16_prefetch_bytes = int64_t(4) << 10;
+// Rows of 2x linear interiors from which bf16 leaves the tile for row pairs
+// in registers: from 96 outputs, most of a row's stride-2 windows go without
+// masks (rows of 28 measured faster through the tile, of 64 the same).
+constexpr int64_t row_pairs16_min_outputs = 96;
 // Floats a chunk of interp_plan::level0_chunk_floats.
 constexpr int64_t level0_chunk_floats = 512;
 // diff_dst from which the fused runs prefetch at all (below, it is in the cache).
