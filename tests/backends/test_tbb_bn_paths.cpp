@@ -485,7 +485,13 @@ namespace {
 // keep their loops. Inputs with full mantissas.
 TEST(TbbBatchNormPaths, ChannelsLastBf16HardwareRounding) {
     if (skip_without_avx512()) GTEST_SKIP() << "no AVX-512 on this CPU";
-    struct shape_case { dims ncx; bool large; std::string sums, update; bool misaligned = false; };
+    struct shape_case {
+        dims ncx;
+        bool large;
+        std::string sums, update;
+        bool misaligned = false;
+        const char *tail = ""; // rows of 512 bytes: pass 1 prefetches them (bn_plan::row_prefetch)
+    };
     const std::vector<shape_case> shapes = {
             {{2, 64, 9, 8}, true, "register_blocks_avx512", "register_blocks_avx512"},
             {{3, 48, 5, 7}, true, "register_blocks_avx512", "register_blocks_avx512"},
@@ -494,7 +500,7 @@ TEST(TbbBatchNormPaths, ChannelsLastBf16HardwareRounding) {
             {{2, 32, 5, 7}, false, "register_blocks_avx512", "wide_avx512"},
             {{2, 112, 3, 5}, true, "wide_avx512", "wide_avx512"},
             {{2, 120, 3, 5}, false, "wide_avx512", "wide_avx512"},
-            {{40, 256, 7, 7}, false, "wide_avx512", "wide_avx512"},
+            {{40, 256, 7, 7}, true, "wide_avx512", "wide_avx512", false, ":row_prefetch"},
     };
     uint32_t seed = 91;
     for (data_type dt : {data_type::bf16, data_type::f32, data_type::f16})
@@ -507,10 +513,45 @@ TEST(TbbBatchNormPaths, ChannelsLastBf16HardwareRounding) {
                 const std::string path = compile_bn_case(c, backend_kind::tbb).get_kernel_path();
                 if (dt == data_type::bf16)
                     EXPECT_EQ(path, "bn:two_sweeps:sums=" + sc.sums + ":update=" + channels_last_update(dt, sc.update) + ":"
-                                    + (sc.large ? "nontemporal" : "cached"));
+                                    + (sc.large ? "nontemporal" : "cached") + sc.tail);
                 else EXPECT_EQ(path.find("bf16"), std::string::npos);
                 expect_reference_and_same_bits(c, seed++);
             }
+}
+
+// Pass 1 of the wide loops on whole channels-last rows of 512 bytes and up
+// in large tensors prefetches each row's vectors ahead (bn_plan::
+// row_prefetch): the bits of the generic loops and of 1 thread on 3, every
+// dtype, the ReLU fused either way (where the wide loops take it), rows of
+// whole vectors and with a tail; not below 512 bytes, not in tensors that
+// stay in the cache, not for use_global_stats (its pass 1 writes diff_src
+// row by row).
+TEST(TbbBatchNormPaths, ChannelsLastRowPrefetch) {
+    if (skip_without_avx512()) GTEST_SKIP() << "no AVX-512 on this CPU";
+    uint32_t seed = 171;
+    for (data_type dt : {data_type::f32, data_type::bf16, data_type::f16}) {
+        const int64_t per_line = 64 / int64_t(size_of(dt)); // channels of 64 bytes
+        for (int64_t k : {8 * per_line, 8 * per_line + 3, 8 * per_line - 16})
+            for (int into : {-1, 0, 1}) {
+                // 1024 rows: four chunks of rows, whole rows a task on 2 threads.
+                const bn_case c = relu(make({16, k, 8, 8}, dt, true), into);
+                SCOPED_TRACE(c.name());
+                std::string path, small;
+                with_default_threads(2, [&] { small = compile_bn_case(c, backend_kind::tbb).get_kernel_path(); });
+                EXPECT_EQ(small.find("row_prefetch"), std::string::npos) << small;
+                const knobs large({"", c, true, false});
+                with_default_threads(2, [&] { path = compile_bn_case(c, backend_kind::tbb).get_kernel_path(); });
+                const bool wide = path.find(":sums=wide_avx512:") != std::string::npos;
+                EXPECT_TRUE(wide || into >= 0) << path;
+                const bool wide_rows = wide && k * int64_t(size_of(dt)) >= 512;
+                EXPECT_EQ(path.size() >= 13 && path.compare(path.size() - 13, 13, ":row_prefetch") == 0, wide_rows)
+                        << path;
+                expect_reference_and_same_bits(c, seed++);
+            }
+        const bn_case g = global(make({16, 8 * per_line, 8, 8}, dt, true), true);
+        const knobs large({"", g, true, false});
+        EXPECT_EQ(compile_bn_case(g, backend_kind::tbb).get_kernel_path().find("row_prefetch"), std::string::npos);
+    }
 }
 
 // use_global_stats' pass 2 takes the same loops; diff_src values that are

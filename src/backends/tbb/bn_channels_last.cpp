@@ -36,6 +36,28 @@ struct wide_blocks {
 // Rows whose sums pass 1 adds in registers before storing them.
 constexpr int64_t rows_at_once = 4;
 
+// Pass 1's rows [a, a + rows_at_once) on the vectors of channels [b0, b1):
+// their sums in registers, added in row order (the bits of one row at a
+// time), with the sums and mean loaded once. Prefetch: each row's vectors
+// rows_prefetch_bytes ahead (bn_plan::row_prefetch).
+template <bool Prefetch, typename T, bn_fusion F>
+__attribute__((target("avx512f"), always_inline)) inline void sum_rows_at_once(const bn_plan &p, const data &d,
+        const reader<T, F> &rd, const float *mean, int64_t a, int64_t b0, int64_t b1, float *s1, float *s2) {
+    for (int64_t k = b0; k < b1; k += lanes) {
+        const lanes16 m = lanes16(_mm512_loadu_ps(mean + k));
+        lanes16 v1 = lanes16(_mm512_loadu_ps(s1 + k)), v2 = lanes16(_mm512_loadu_ps(s2 + k));
+        for (int64_t r = a; r < a + rows_at_once; ++r) {
+            const int64_t s0 = r * p.src.a + k, d0 = r * p.dd.a + k, x0 = r * p.relu_in.a + k;
+            if constexpr (Prefetch) rd.prefetch(d0, s0, x0, rows_prefetch_bytes);
+            lanes16 g, x;
+            load_lanes<T, F>(d, d0, s0, x0, g, x);
+            kernels::bn_accumulate(v1, v2, g, x, m);
+        }
+        _mm512_storeu_ps(s1 + k, __m512(v1));
+        _mm512_storeu_ps(s2 + k, __m512(v2));
+    }
+}
+
 // Pass 1 on channels [k0, k1) of rows [a0, a1) of a chunk (sums_channels_last):
 // the sums added into s1, s2 (indexed by channel) between rows. With
 // use_global_stats (`global`), also diff_src = a * diff_dst of row a into out
@@ -54,22 +76,11 @@ __attribute__((target("avx512f"))) void sums_channels_last_wide_avx512(const bn_
     for (int64_t b0 = k0; b0 < wb.kv; b0 += wb.block) {
         const int64_t b1 = std::min(wb.kv, b0 + wb.block);
         int64_t a = a0;
-        // Without diff_src to write, rows_at_once rows a vector of sums at a
-        // time (each lane's additions in row order still: the same bits),
-        // the sums and mean loaded once for them.
-        for (; !global && a + rows_at_once <= a1; a += rows_at_once)
-            for (int64_t k = b0; k < b1; k += lanes) {
-                const lanes16 m = lanes16(_mm512_loadu_ps(mean + k));
-                lanes16 v1 = lanes16(_mm512_loadu_ps(s1 + k)), v2 = lanes16(_mm512_loadu_ps(s2 + k));
-                for (int64_t r = a; r < a + rows_at_once; ++r) {
-                    const int64_t s0 = r * p.src.a + k, d0 = r * p.dd.a + k, x0 = r * p.relu_in.a + k;
-                    lanes16 g, x;
-                    load_lanes<T, F>(d, d0, s0, x0, g, x);
-                    kernels::bn_accumulate(v1, v2, g, x, m);
-                }
-                _mm512_storeu_ps(s1 + k, __m512(v1));
-                _mm512_storeu_ps(s2 + k, __m512(v2));
-            }
+        // Without diff_src to write, rows_at_once rows a vector of sums at a time.
+        for (; !global && a + rows_at_once <= a1; a += rows_at_once) {
+            if (p.row_prefetch && in_row) sum_rows_at_once<true>(p, d, rd, mean, a, b0, b1, s1, s2);
+            else sum_rows_at_once<false>(p, d, rd, mean, a, b0, b1, s1, s2);
+        }
         for (; a < a1; ++a) {
             const int64_t s0 = a * p.src.a, d0 = a * p.dd.a, x0 = a * p.relu_in.a;
             T *row_out = global ? out + (a - a0) * out_stride : nullptr;

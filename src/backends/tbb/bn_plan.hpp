@@ -118,6 +118,12 @@ struct bn_plan {
     int64_t slice = 1;
     int64_t channel_block = 1; // wide_blocks_avx512: channels of one block
     int64_t sums_block = 1;    // the same for pass 1 (wide_blocks_avx512 sums)
+    // wide_avx512 pass 1 on whole rows of wide_row_prefetch_min_bytes and up,
+    // src and diff_dst of wide_row_prefetch_min_read_bytes (path
+    // ":row_prefetch"): the loop taking rows_at_once rows a vector
+    // prefetches each row's vectors rows_prefetch_bytes ahead, which the
+    // hardware prefetchers left waiting on memory (bench/NOTES.md).
+    bool row_prefetch = false;
     // Tensor ids (to find buffers at execute).
     size_t src_id = 0, dd_id = 0, ds_id = 0, mean_id = 0, var_id = 0, gamma_id = 0, dgamma_id = 0, dbeta_id = 0,
            relu_in_id = 0, relu_dd_id = 0, sum_dd_id = 0, sum_centered_id = 0;
@@ -134,6 +140,9 @@ constexpr int64_t bn_nontemporal_min_bytes = int64_t(8) << 20;
 // stores but their reads for ownership.
 constexpr int64_t bn_channels_last_nontemporal_min_bytes = int64_t(4) << 20;
 constexpr int64_t bn_one_task_max_bytes = int64_t(32) << 10;
+constexpr int64_t wide_row_prefetch_min_bytes = 512;
+// (Below, much of them stays in the L3 between runs: the prefetches cost.)
+constexpr int64_t wide_row_prefetch_min_read_bytes = int64_t(32) << 20;
 constexpr int64_t bn_stack_scratch_bytes = int64_t(4) << 10;
 
 // Bytes of the per-channel working memory run_bn_plan lays out for `plan`.
