@@ -4,6 +4,7 @@
 // (":ring_prefetch") from ring_prefetch_min_bytes of diff_dst. A prefetch
 // changes no result: each path gives the reference's result, the same bits
 // on 1 and 3 threads, and the bits of the same path without the prefetch.
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <string>
@@ -298,10 +299,10 @@ TEST(TbbInterpolateAmdNcx, RowsThenGatherPairs) {
 
 // The fused rows take neighbouring inputs two at a time (row_stride2_pair:
 // 2x linear interiors, and align_corners' taps of their own weights; f32
-// rows, and bf16 rows with `pairs`): the bits of the same inputs in batches
-// of 1 and 3 (pairs cut at every other point), f32 rows and bf16 rows of
-// the same values with and without pairs, every axis-1 length of the form
-// (tails masked).
+// rows, and 16-bit rows with `pairs`): the bits of the same inputs in
+// batches of 1 and 3 (pairs cut at every other point), f32 rows and bf16
+// and f16 rows of the same values with and without pairs, every axis-1
+// length of the form (tails masked).
 TEST(TbbInterpolateAmdNcx, FusedRowPairsBits) {
     for (kernels::coord_mode mode : {kernels::coord_mode::half_pixel, kernels::coord_mode::align_corners}) {
         const kernels::axis_gather g0 = axis_case {20, 40, mode, false, kernels::nearest_rounding::round_prefer_ceil}.gather();
@@ -313,36 +314,43 @@ TEST(TbbInterpolateAmdNcx, FusedRowPairsBits) {
                     kernels::nearest_rounding::round_prefer_ceil}.gather();
             const tbb_backend::row_gather_table t = tbb_backend::make_row_gather(g);
             if (!tbb_backend::row_sum_gather_available(t)) GTEST_SKIP() << "needs AVX-512";
-            // bf16 rows and f32 rows of the same values.
+            // bf16, f16 and f32 rows of the same values (multiples of 2^-10
+            // under 1 in magnitude: exact in both 16-bit types).
             std::vector<float> src(size_t(40 * g.out));
             std::vector<tbb_backend::bf16_t> src16(src.size());
+            std::vector<tbb_backend::f16_t> src_f16(src.size());
             for (size_t k = 0; k < src.size(); ++k) {
-                const float v = u(rng);
-                uint32_t bits;
-                std::memcpy(&bits, &v, 4);
-                src16[k].bits = uint16_t(bits >> 16);
-                bits = uint32_t(src16[k].bits) << 16;
-                std::memcpy(&src[k], &bits, 4);
+                const float v = std::round(u(rng) * 128.f) / 1024.f;
+                src16[k] = tbb_backend::from_f32<tbb_backend::bf16_t>(v);
+                src_f16[k] = tbb_backend::from_f32<tbb_backend::f16_t>(v);
+                src[k] = v;
+                ASSERT_EQ(tbb_backend::to_f32(src16[k]), v);
+                ASSERT_EQ(tbb_backend::to_f32(src_f16[k]), v);
             }
             std::vector<const float *> x(8);
             std::vector<float> row(size_t(g.out) + 16), conv(size_t(4 * g.out) + 16);
-            enum rows_kind { f32_rows, bf16_rows, bf16_row_pairs };
+            enum rows_kind { f32_rows, bf16_rows, bf16_row_pairs, f16_rows, f16_row_pairs };
             auto run = [&](int64_t step, rows_kind kind) {
                 std::vector<float> out(size_t(20 * g.in));
                 for (int64_t i = 0; i < 20; i += step) {
                     const int64_t n = std::min<int64_t>(step, 20 - i);
-                    if (kind != f32_rows)
+                    float *o = out.data() + i * g.in;
+                    if (kind == bf16_rows || kind == bf16_row_pairs)
                         tbb_backend::sum_gather_rows(a, i, n, x.data(),
-                                tbb_backend::rows_of<tbb_backend::bf16_t> {src16.data(), g.out}, t, g,
-                                out.data() + i * g.in, g.in, row.data(), conv.data(), 0, kind == bf16_row_pairs);
+                                tbb_backend::rows_of<tbb_backend::bf16_t> {src16.data(), g.out}, t, g, o, g.in,
+                                row.data(), conv.data(), 0, kind == bf16_row_pairs);
+                    else if (kind != f32_rows)
+                        tbb_backend::sum_gather_rows(a, i, n, x.data(),
+                                tbb_backend::rows_of<tbb_backend::f16_t> {src_f16.data(), g.out}, t, g, o, g.in,
+                                row.data(), conv.data(), 0, kind == f16_row_pairs);
                     else
                         tbb_backend::sum_gather_rows(a, i, n, x.data(), tbb_backend::row_source {src.data(), g.out}, t, g,
-                                out.data() + i * g.in, g.in, row.data());
+                                o, g.in, row.data());
                 }
                 return out;
             };
             const std::vector<float> all = run(20, f32_rows);
-            for (rows_kind kind : {f32_rows, bf16_rows, bf16_row_pairs})
+            for (rows_kind kind : {f32_rows, bf16_rows, bf16_row_pairs, f16_rows, f16_row_pairs})
                 for (int64_t step : {20, 1, 3}) {
                     const std::vector<float> cut = run(step, kind);
                     EXPECT_EQ(std::memcmp(all.data(), cut.data(), all.size() * sizeof(float)), 0)

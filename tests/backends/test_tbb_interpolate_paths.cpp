@@ -67,8 +67,8 @@ std::string vcvtne(data_type dt) {
     return dt == data_type::bf16 && tbb_backend::has_avx512_bf16() ? ":bf16_vcvtne" : "";
 }
 
-// bf16 fused planar rows read in registers go in pairs (interp_plan::row_pairs16).
-std::string row_pairs(data_type dt) { return dt == data_type::bf16 ? ":row_pairs" : ""; }
+// 16-bit fused planar rows read in registers go in pairs (interp_plan::row_pairs16).
+std::string row_pairs(data_type dt) { return dt != data_type::f32 ? ":row_pairs" : ""; }
 
 struct lowered_thresholds {
     explicit lowered_thresholds(int shift) { tbb_backend::test_size_threshold_shift() = shift; }

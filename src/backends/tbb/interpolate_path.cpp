@@ -312,7 +312,7 @@ void choose_interp_path(interp_plan &p) {
             && !upsampled_slices && !rows_in_registers && !cached_runs)
         p.prefetch_bytes0 = p.levels == interp_levels::channels_last_fused_runs_2d ? fused_runs_prefetch_bytes
                                                                                    : prefetch_ahead_bytes;
-    p.row_pairs16 = p.levels == interp_levels::planar_fused_row_gather_2d && p.dt == data_type::bf16
+    p.row_pairs16 = p.levels == interp_levels::planar_fused_row_gather_2d && p.dt != data_type::f32
             && p.source == interp_source::converted_in_registers;
     if (p.row_pairs16 && sym4_rows(p)) p.prefetch_bytes0 = row_pairs16_prefetch_bytes;
     // Planar 16-bit slices of 3-D and up stream from memory into the ring,

@@ -177,10 +177,10 @@ struct interp_plan {
     // starting at even inputs: the last level gathers each pair's row once
     // and copies it (path ":pairs"; the same bits).
     bool level0_pairs = false;
-    // planar_fused_row_gather_2d, bf16 rows read in registers: neighbouring
-    // inputs of one form gathered two at a time (row_stride2_pair), as f32
-    // rows always are; each bf16 load gives a phase of the window with no
-    // permutes (path ":row_pairs"; the same bits).
+    // planar_fused_row_gather_2d, 16-bit rows read in registers:
+    // neighbouring inputs of one form gathered two at a time
+    // (row_stride2_pair), as f32 rows always are, so a row both read is
+    // loaded and widened once (path ":row_pairs"; the same bits).
     bool row_pairs16 = false;
     // one_task: every task runs in turn on the calling thread, with no
     // parallel loop (one-thread runs, and diff_dst under
