@@ -1,6 +1,6 @@
 // The AVX-512 pieces of the stride-2 row gather (row_gather.hpp explains the
 // form), shared by the gather of rows in memory (row_gather_stride2.cpp) and
-// the gather fused with the level above's row sum (row_sum_gather.cpp), so
+// the gather fused with the level above's row sum (row_sum_gather_kernel.hpp), so
 // both compute every output with the same operations in the same order.
 // Include only from files of src/backends/tbb.
 #pragma once

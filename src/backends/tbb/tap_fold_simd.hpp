@@ -1,7 +1,7 @@
 // An input's taps summed in AVX-512 registers, straight from its source rows,
 // with the fold of sum_taps (tap_sum.hpp): the same operations in the same
 // order, hence the same bits as summing the row into memory first. Shared by
-// the fused kernels (row_sum_gather.cpp for NCX rows, run_sum_gather.cpp for
+// the fused kernels (row_sum_gather_kernel.hpp for NCX rows, run_sum_gather.cpp for
 // NXC runs), for the forms that cover almost every input in practice:
 //   sym4      2x linear interior: wa * (x0 + x1) + wb * (x2 + x3)
 //   ones<K>   K taps of weight 1 (2x nearest pairs, ...): x0 + x1 + ...
