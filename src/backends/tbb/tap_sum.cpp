@@ -36,23 +36,13 @@ BPG_CLONES void sum_rows(const grouped_axis &a, int64_t ia,
 }
 
 namespace {
-int64_t highest_row(const grouped_axis &a, int64_t i) { // -1: no taps
-    int64_t hi = -1;
-    for (int64_t k = a.begin[size_t(i)]; k < a.begin[size_t(i) + 1]; ++k) hi = std::max(hi, a.output[size_t(k)]);
-    return hi;
-}
-} // namespace
-
-namespace {
 
 // The rows inputs [i0, i1) read first (see prefetch_rows_ahead): [first,
 // hi]; false when they read none.
 bool new_rows(const grouped_axis &a, int64_t i0, int64_t i1, int64_t &first, int64_t &hi) {
-    hi = -1;
-    for (int64_t i = i1 - 1; i >= i0 && hi < 0; --i) hi = highest_row(a, i);
-    if (hi < 0) return false;
-    int64_t before = -1;
-    for (int64_t i = i0 - 1; i >= 0 && before < 0; --i) before = highest_row(a, i);
+    hi = a.reach[size_t(i1 - 1)];
+    const int64_t before = i0 > 0 ? a.reach[size_t(i0 - 1)] : -1;
+    if (hi < 0 || hi == before) return false; // (reach grows with each input that has taps)
     first = std::min(hi, before + 1);
     return true;
 }
@@ -136,6 +126,9 @@ grouped_axis group_axis(const kernels::axis_gather &g) {
                     && std::memcmp(&a.weight[prev], &a.weight[cur], sizeof(float)) == 0;
         }
         a.repeats.push_back(repeats);
+        int64_t reach = i > 0 ? a.reach.back() : -1;
+        if (t1 > t0) reach = *std::max_element(a.output.begin() + t0, a.output.begin() + t1);
+        a.reach.push_back(reach);
     }
     return a;
 }

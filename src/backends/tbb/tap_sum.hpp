@@ -40,6 +40,10 @@ struct grouped_axis {
     // input i - 1, so the same sums: the gradient of a 2x linear
     // downsampling gives inputs 2o and 2o + 1 output o alone, weight 0.5.
     std::vector<uint8_t> repeats;
+    // Per input i: the highest output row of the last input <= i with taps,
+    // -1 before the first (prefetch_rows_ahead's bounds without a walk
+    // over the taps: it runs once an input on rows in the L1).
+    std::vector<int64_t> reach;
 };
 
 grouped_axis group_axis(const kernels::axis_gather &g);
