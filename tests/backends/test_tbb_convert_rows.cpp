@@ -7,8 +7,12 @@
 #include <cstring>
 #include <vector>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
+#include "backends/tbb/convert_lanes.hpp"
 #include "backends/tbb/convert_rows.hpp"
 #include "kernels/dtype_convert.hpp"
 
@@ -102,6 +106,38 @@ TEST(TbbConvertRows, NarrowLanesMatchTheInlineRounding) {
             ASSERT_EQ(h[size_t(i)].bits, kernels::f32_to_f16_inline(in[size_t(i)])) << std::hex << bits(in[size_t(i)]);
         }
     }
+}
+
+// convert16::load_first's 16 lanes for the n values at p, stored.
+template <typename T> __attribute__((target("avx512f"))) void load_first_lanes(const T *p, int64_t n, float *out) {
+    _mm512_storeu_ps(out, convert16::load_first(p, n));
+}
+
+// Every length under 16 at both 2-byte alignments, the values ending where
+// an unreadable page begins: lanes 0 .. n - 1 are the values widened, the
+// rest zero, and nothing past the values is read (it would fault).
+template <typename T> void check_load_first(uint16_t (*to_bits)(float), float (*to_f32)(uint16_t)) {
+    const size_t page = size_t(sysconf(_SC_PAGESIZE));
+    void *map = mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(map, MAP_FAILED);
+    char *guard = static_cast<char *>(map) + page;
+    ASSERT_EQ(mprotect(guard, page, PROT_NONE), 0);
+    for (int64_t n = 0; n < 16; ++n)
+        for (int64_t skew : {0, 1}) { // (skew: the values end 2 bytes before the page)
+            T *p = reinterpret_cast<T *>(guard) - n - skew;
+            for (int64_t i = 0; i < n + skew; ++i) p[i].bits = to_bits(float(i) * -1.75f + 0.375f);
+            float lanes[16];
+            load_first_lanes(p, n, lanes);
+            for (int64_t l = 0; l < 16; ++l)
+                EXPECT_EQ(bits(lanes[l]), l < n ? bits(to_f32(p[l].bits)) : 0u) << "n " << n << " lane " << l;
+        }
+    munmap(map, 2 * page);
+}
+
+TEST(TbbConvertRows, LoadFirstReadsOnlyItsValues) {
+    if (!narrow_lanes_available()) GTEST_SKIP() << "no AVX-512 on this CPU";
+    check_load_first<bf16_t>(kernels::f32_to_bf16_inline, kernels::bf16_to_f32);
+    check_load_first<f16_t>(kernels::f32_to_f16_inline, kernels::f16_to_f32_inline);
 }
 
 } // namespace
