@@ -109,15 +109,14 @@ TEST(TbbInterpolateAmdNcx, RingPrefetchNd) {
 }
 
 // Rows of the converted tile long enough for several prefetch steps of 512
-// bytes and a tail (2-D: prefetch_ahead_bytes, at any size), fused and not.
-// (bf16 2x rows are fused in registers, in pairs, prefetched as they go.)
+// bytes and a tail (2-D: prefetch_ahead_bytes, at any size), and long 2x
+// rows fused in registers, in pairs, prefetched as they go.
 TEST(TbbInterpolateAmdNcx, TileLoadLongRows) {
     if (!tbb_backend::has_avx512f()) GTEST_SKIP() << "needs AVX-512";
     for (data_type dt : {data_type::bf16, data_type::f16})
         for (bool nxc : {false, true}) {
-            const std::string fused = dt == data_type::bf16
-                    ? "interpolate:planar_fused_row_gather_2d:converted_in_registers:batch=8:cached:row_pairs"
-                    : "interpolate:planar_fused_row_gather_2d:converted_tile:batch=8:cached";
+            const std::string fused =
+                    "interpolate:planar_fused_row_gather_2d:converted_in_registers:batch=8:cached:row_pairs";
             const interp_case a = planar_case(dt, nxc, {9, 300}, {18, 600});
             EXPECT_EQ(bits_on(a, 1, fused), bits_on(a, 3, fused)) << a.name();
             const std::string rows = "interpolate:planar_rows_then_gather_2d:converted_tile:batch=16:cached";

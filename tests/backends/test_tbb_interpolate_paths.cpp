@@ -179,16 +179,17 @@ TEST(TbbInterpolatePaths, PlanarFusedRowGather2d) {
             "interpolate:planar_fused_row_gather_2d:f32:batch=8:cached");
     for (data_type dt : {bf16, f16}) {
         // Axis 0 with 2x linear interiors: rows converted once into the
-        // tile, but bf16 rows of 96 outputs and up (row_pairs16_min_outputs)
-        // read in registers two inputs at a time.
+        // tile, but rows of 48 outputs and up (row_pairs16_min_outputs)
+        // read in registers two inputs at a time, rows with a tail too.
         const std::string tile = "interpolate:planar_fused_row_gather_2d:converted_tile:batch=8:cached";
         const std::string in_registers =
                 "interpolate:planar_fused_row_gather_2d:converted_in_registers:batch=8:cached" + row_pairs(dt);
         expect_path(make_case(layout::ncx, dt, 2, 4, {5, 7}, {10, 14}), tile, 3);
         expect_path(make_case(layout::nxc, dt, 2, 1, {5, 7}, {10, 14}), tile);
-        expect_path(make_case(layout::ncx, dt, 2, 3, {6, 47}, {12, 94}), tile);
-        expect_path(make_case(layout::ncx, dt, 2, 3, {6, 48}, {12, 96}), dt == bf16 ? in_registers : tile, 3);
-        expect_path(make_case(layout::ncx, dt, 2, 3, {6, 57}, {12, 114}), dt == bf16 ? in_registers : tile, 3);
+        expect_path(make_case(layout::ncx, dt, 2, 3, {6, 23}, {12, 46}), tile);
+        expect_path(make_case(layout::ncx, dt, 2, 3, {6, 24}, {12, 48}), in_registers, 3);
+        expect_path(make_case(layout::ncx, dt, 2, 3, {6, 28}, {12, 56}), in_registers, 3);
+        expect_path(make_case(layout::ncx, dt, 2, 3, {6, 57}, {12, 114}), in_registers, 3);
         // Axis 0 without 2x linear interiors: the rows read as 16-bit, in
         // every tap_fold form and the others (converted first).
         expect_path(make_case(layout::ncx, dt, 2, 4, {5, 7}, {10, 14}, "nearest"), in_registers, 3);

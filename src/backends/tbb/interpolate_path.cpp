@@ -77,12 +77,11 @@ interp_source source_of(const interp_plan &p) {
         if (fused_runs_2d(p) || (p.channels_last && has_avx512f() && dense_slices(p) && p.run % 16 == 0))
             return interp_source::converted_in_registers;
         // Planar rows with the stride-2 gather (2-D: fused with the row
-        // sums): read as 16-bit. Not where axis 0 has 2x linear interiors:
-        // each row, read by two inputs, would be widened twice, which
-        // measured slower than converting it once into the tile; but bf16
-        // rows with unmasked windows (row_pairs16_min_outputs) go in pairs
+        // sums): read as 16-bit. Where axis 0 has 2x linear interiors, each
+        // row is read by two inputs: short rows are converted once into the
+        // tile; rows of row_pairs16_min_outputs and up go in pairs
         // (row_pairs16), faster than the tile.
-        const bool sym4_ok = !sym4_rows(p) || (p.dt == data_type::bf16 && p.out[1] >= row_pairs16_min_outputs);
+        const bool sym4_ok = !sym4_rows(p) || p.out[1] >= row_pairs16_min_outputs;
         if ((p.nsp == 1 || (p.nsp == 2 && sym4_ok)) && !p.channels_last && has_avx512f() && p.inner_rows.stride2)
             return interp_source::converted_in_registers;
         // Planar slices of 3-D and up, of whole vectors: the same, where the

@@ -143,7 +143,8 @@ struct interp_plan {
     // 2-D: how far ahead level 0 prefetches the rows it reads from diff_dst
     // into L2, which the hardware prefetchers alone do not reach in time
     // (planar f32: row_sum_gather.hpp; fused runs: the rows new to each
-    // input, run_sum_gather.hpp; 16-bit: as the rows are converted). Planar
+    // input, run_sum_gather.hpp; 16-bit: as the rows are converted, or the
+    // rows new to each input of a row pair, row_pairs16_prefetch_bytes). Planar
     // 3-D and up: the 16-bit ring's slices, as converted (path
     // ":ring_prefetch"). 0: none.
     int64_t prefetch_bytes0 = 0;
@@ -213,10 +214,10 @@ constexpr int64_t fused_runs_max_run = 512;
 constexpr int64_t prefetch_ahead_bytes = int64_t(8) << 10;
 constexpr int64_t fused_runs_prefetch_bytes = int64_t(4) << 10;
 constexpr int64_t row_pairs16_prefetch_bytes = int64_t(4) << 10;
-// Rows of 2x linear interiors from which bf16 leaves the tile for row pairs
-// in registers: from 96 outputs, most of a row's stride-2 windows go without
-// masks (rows of 28 measured faster through the tile, of 64 the same).
-constexpr int64_t row_pairs16_min_outputs = 96;
+// Rows of 2x linear interiors from which 16-bit data leaves the tile for row
+// pairs in registers (measured faster from 48 outputs; rows of 28 and 32 the
+// same either way).
+constexpr int64_t row_pairs16_min_outputs = 48;
 // Floats a chunk of interp_plan::level0_chunk_floats.
 constexpr int64_t level0_chunk_floats = 512;
 // diff_dst from which the fused runs prefetch at all (below, it is in the cache).
