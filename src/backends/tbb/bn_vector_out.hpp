@@ -51,24 +51,14 @@ __attribute__((target("avx512f"), always_inline)) inline void store_one_bf16_hw(
 // shuffles held up the channels-last pass 2 where the hardware's do not.
 __attribute__((target("avx512f"), always_inline)) inline void stream_pair_bf16_hw(bf16_t *out, const lanes16 &r0,
         const lanes16 &r1) {
-    if (__builtin_expect(convert16::any_denormal(__m512(r0)) || convert16::any_denormal(__m512(r1)), 0))
-        return stream_pair(out, r0, r1);
-    __m512i v;
-    asm("vcvtne2ps2bf16 %1, %2, %0" : "=v"(v) : "v"(__m512(r0)), "v"(__m512(r1)));
-    _mm512_stream_si512(reinterpret_cast<__m512i *>(out), v);
+    _mm512_stream_si512(reinterpret_cast<__m512i *>(out), convert16::narrow_pair_bf16_hw(__m512(r0), __m512(r1)));
 }
 
 // Two consecutive vectors at out (anywhere) with one ordinary store, rounded
 // as stream_pair_bf16_hw: one conversion and one denormal test for both.
 __attribute__((target("avx512f"), always_inline)) inline void store_pair_bf16_hw(bf16_t *out, const lanes16 &r0,
         const lanes16 &r1) {
-    if (__builtin_expect(convert16::any_denormal(__m512(r0)) || convert16::any_denormal(__m512(r1)), 0)) {
-        store_one(out, r0);
-        return store_one(out + lanes, r1);
-    }
-    __m512i v;
-    asm("vcvtne2ps2bf16 %1, %2, %0" : "=v"(v) : "v"(__m512(r0)), "v"(__m512(r1)));
-    _mm512_storeu_si512(out, v);
+    _mm512_storeu_si512(out, convert16::narrow_pair_bf16_hw(__m512(r0), __m512(r1)));
 }
 
 // stream_pair / store_one, bf16 through the hardware when HwBf16 (the plan's

@@ -76,6 +76,22 @@ BPG_LANES_AVX512 __m256i narrow_bf16_hw(__m512 v) {
     return narrow_bf16_unchecked(v);
 }
 
+// Two vectors as 32 bf16 (lo the low half) by AVX512_BF16's vcvtne2ps2bf16:
+// one instruction and one denormal test for both (one vcvtneps2bf16 and test
+// a vector, then a shuffle, held up a stream of them); the formula where a
+// lane of either is a denormal, as narrow_bf16_hw.
+BPG_LANES_AVX512 __m512i narrow_pair_bf16_hw(__m512 lo, __m512 hi) {
+    if (__builtin_expect(any_denormal(lo) || any_denormal(hi), 0)) {
+        typedef long long v4di __attribute__((vector_size(32))); // (GCC 12's insert intrinsic warns)
+        const bf16_t *formula = nullptr;
+        return __m512i(__builtin_shufflevector(v4di(narrow(lo, formula)), v4di(narrow(hi, formula)), 0, 1, 2, 3, 4, 5,
+                6, 7));
+    }
+    __m512i v;
+    asm("vcvtne2ps2bf16 %1, %2, %0" : "=v"(v) : "v"(lo), "v"(hi));
+    return v;
+}
+
 // bf16 data of a kernel instantiated for a CPU with AVX512_BF16: read as
 // bf16, narrowed by narrow_bf16_hw.
 struct bf16_vcvtne_t {

@@ -41,6 +41,11 @@ template <typename T, bool HW = false> __attribute__((target("avx512f"))) void n
     for (int64_t k = 0; k < head; k += 16) narrow_plain(s + k, d + k, std::min<int64_t>(16, head - k));
     s += head, d += head, n -= head;
     for (; n >= 32; n -= 32, s += 32, d += 32) {
+        if constexpr (HW) {
+            _mm512_stream_si512(reinterpret_cast<__m512i *>(d),
+                    convert16::narrow_pair_bf16_hw(_mm512_loadu_ps(s), _mm512_loadu_ps(s + 16)));
+            continue;
+        }
         const v4di lo = v4di(narrow16<T, HW>(_mm512_loadu_ps(s), d));
         const v4di hi = v4di(narrow16<T, HW>(_mm512_loadu_ps(s + 16), d));
         _mm512_stream_si512(reinterpret_cast<__m512i *>(d), __m512i(__builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7)));
