@@ -61,8 +61,8 @@ interp_case padded_diff_dst(interp_case c, int64_t pad) {
     return c;
 }
 
-// The suffix of the small-planes paths for bf16 narrowed by vcvtneps2bf16,
-// where the CPU has it.
+// The suffix of the paths that narrow bf16 by vcvtneps2bf16 where the CPU
+// has it (small planes, rows and channels-last runs read in registers).
 std::string vcvtne(data_type dt) {
     return dt == data_type::bf16 && tbb_backend::has_avx512_bf16() ? ":bf16_vcvtne" : "";
 }
@@ -152,8 +152,9 @@ TEST(TbbInterpolatePaths, ChannelsLastRuns1d) {
     if (tbb_backend::has_avx512f()) {
         // Runs of whole vectors: diff_dst widened and diff_src narrowed in
         // registers (inputs of no tap_fold form through the ring).
-        const std::string in_registers = "interpolate:channels_last_runs_1d:converted_in_registers:cached";
         for (data_type dt : {bf16, f16}) {
+            const std::string in_registers =
+                    "interpolate:channels_last_runs_1d:converted_in_registers:cached" + vcvtne(dt);
             expect_path(make_case(layout::nxc, dt, 2, 32, {9}, {17}), in_registers, 3);
             expect_path(make_case(layout::nxc, dt, 2, 16, {40}, {80}), in_registers);
             expect_path(make_case(layout::ncx_channels_last, dt, 2, 16, {17}, {9}, "nearest"), in_registers, 3);
@@ -284,8 +285,9 @@ TEST(TbbInterpolatePaths, ChannelsLastFusedRuns2d) {
     expect_path(make_case(layout::ncx_channels_last, f32, 2, 16, {5, 7}, {10, 14}, "nearest"),
             "interpolate:channels_last_fused_runs_2d:f32:batch=1:cached");
     // 16-bit: the same pass, converting in registers.
-    const std::string in_registers = "interpolate:channels_last_fused_runs_2d:converted_in_registers:batch=1:cached";
     for (data_type dt : {bf16, f16}) {
+        const std::string in_registers =
+                "interpolate:channels_last_fused_runs_2d:converted_in_registers:batch=1:cached" + vcvtne(dt);
         expect_path(make_case(layout::nxc, dt, 2, 32, {5, 7}, {10, 14}), in_registers);
         expect_path(make_case(layout::nxc, dt, 3, 64, {7, 7}, {14, 14}), in_registers, 3);
         expect_path(make_case(layout::ncx_channels_last, dt, 2, 16, {5, 7}, {10, 14}, "nearest"), in_registers, 3);
@@ -321,7 +323,8 @@ TEST(TbbInterpolatePaths, ChannelsLastLevels2d) {
     }
     if (tbb_backend::has_avx512f())
         for (data_type dt : {bf16, f16}) { // level 0 widened in registers (tap_sum16.hpp)
-            const std::string in_registers = "interpolate:channels_last_levels_2d:converted_in_registers:batch=1:cached";
+            const std::string in_registers =
+                    "interpolate:channels_last_levels_2d:converted_in_registers:batch=1:cached" + vcvtne(dt);
             interp_case c = make_case(layout::nxc, dt, 2, 32, {6, 7}, {12, 14});
             c.coord = "align_corners";
             expect_path(c, in_registers, 3);
@@ -378,8 +381,9 @@ TEST(TbbInterpolatePaths, ChannelsLastFusedRunsNd) {
     // 16-bit: level 0 widened in registers (inputs of no tap_fold form from
     // converted ring slots), the last two levels fused from the f32
     // scratch, narrowed as stored.
-    const std::string ring = "interpolate:channels_last_fused_runs_nd:converted_in_registers:batch=1:cached";
     for (data_type dt : {bf16, f16}) {
+        const std::string ring =
+                "interpolate:channels_last_fused_runs_nd:converted_in_registers:batch=1:cached" + vcvtne(dt);
         expect_path(make_case(layout::nxc, dt, 1, 32, {3, 4, 5}, {6, 8, 10}), ring);
         expect_path(make_case(layout::nxc, dt, 2, 32, {4, 4, 5}, {8, 8, 10}, "nearest"), ring, 3);
         expect_path(make_case(layout::ncx_channels_last, dt, 1, 16, {3, 4, 5}, {5, 8, 10}), ring, 3);
@@ -403,7 +407,7 @@ TEST(TbbInterpolatePaths, ChannelsLastLevelsNd) {
         if (!tbb_backend::has_avx512f()) continue;
         interp_case c = make_case(layout::nxc, dt, 1, 32, {3, 4, 5}, {6, 8, 10});
         c.coord = "align_corners"; // no fused last levels
-        expect_path(c, "interpolate:channels_last_levels_nd:converted_in_registers:batch=1:cached", 3);
+        expect_path(c, "interpolate:channels_last_levels_nd:converted_in_registers:batch=1:cached" + vcvtne(dt), 3);
     }
     const generic_loops generic;
     expect_path(make_case(layout::nxc, f32, 1, 32, {3, 4, 5}, {6, 8, 10}),
@@ -473,15 +477,15 @@ TEST(TbbInterpolatePaths, SourceConvertedInRegisters) {
         expect_path(make_case(layout::nxc, dt, 201, 1, {12, 12}, {26, 34}),
                 "interpolate:planar_small_planes_2d:converted_in_registers:cached:next_group_prefetch" + vcvtne(dt));
         expect_path(make_case(layout::nxc, dt, 2, 32, {5, 7}, {10, 14}),
-                "interpolate:channels_last_fused_runs_2d:converted_in_registers:batch=1:cached", 3);
+                "interpolate:channels_last_fused_runs_2d:converted_in_registers:batch=1:cached" + vcvtne(dt), 3);
         expect_path(make_case(layout::ncx_channels_last, dt, 2, 16, {5, 7}, {10, 14}),
-                "interpolate:channels_last_fused_runs_2d:converted_in_registers:batch=1:cached");
+                "interpolate:channels_last_fused_runs_2d:converted_in_registers:batch=1:cached" + vcvtne(dt));
         expect_path(make_case(layout::nxc, dt, 2, 16, {14, 14}, {7, 7}),
-                "interpolate:channels_last_levels_2d:converted_in_registers:batch=1:cached");
+                "interpolate:channels_last_levels_2d:converted_in_registers:batch=1:cached" + vcvtne(dt));
         expect_path(make_case(layout::nxc, dt, 2, 32, {9}, {17}),
-                "interpolate:channels_last_runs_1d:converted_in_registers:cached", 3);
+                "interpolate:channels_last_runs_1d:converted_in_registers:cached" + vcvtne(dt), 3);
         expect_path(make_case(layout::nxc, dt, 1, 32, {3, 4, 5}, {6, 8, 10}),
-                "interpolate:channels_last_fused_runs_nd:converted_in_registers:batch=1:cached");
+                "interpolate:channels_last_fused_runs_nd:converted_in_registers:batch=1:cached" + vcvtne(dt));
         expect_path(make_case(layout::ncx, dt, 2, 4, {40}, {80}),
                 "interpolate:planar_row_blocks_1d:converted_in_registers:cached" + vcvtne(dt), 3);
         expect_path(make_case(layout::ncx, dt, 2, 4, {5, 7}, {10, 14}, "nearest"),

@@ -129,10 +129,10 @@ struct interp_plan {
     interp_batch batch = interp_batch::none;
     interp_store store = interp_store::cached;
     // Small planes, the streamed channels-last 1-D runs (interp_store::
-    // nontemporal) and planar 1-D rows read in registers, bf16, on a CPU
-    // with AVX512_BF16: diff_src narrowed by vcvtneps2bf16 (convert16::
-    // bf16_vcvtne_t), the same bits as the integer rounding in fewer
-    // instructions.
+    // nontemporal), planar 1-D rows and channels-last runs read in
+    // registers, bf16, on a CPU with AVX512_BF16: diff_src narrowed by
+    // vcvtneps2bf16 (convert16::bf16_vcvtne_t), the same bits as the
+    // integer rounding in fewer instructions.
     bool bf16_vcvtne = false;
     int64_t level0_batch = 1; // `batch` as a count of inputs
     // Tasks each plane is cut into: enough tasks for every thread that may

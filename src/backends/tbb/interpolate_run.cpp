@@ -160,6 +160,14 @@ template <typename T> struct task {
     // of p.run floats at o * p.run. (Planar rows go through final_rows.)
     // copies > 1: the same result also at dst + c * copy_step, c < copies
     // (inputs of the level above whose taps repeat; grouped_axis::repeats).
+    // sum_taps16 into 16-bit diff_src (p.run values at o), bf16 rounded by
+    // the hardware where the plan says so.
+    template <typename S> BPG_ALWAYS_INLINE bool narrowed_sum(const grouped_axis &a, int64_t i, const rows_of<S> &src,
+            T *o) const {
+        if constexpr (std::is_same_v<T, bf16_t>) return sum_taps16(a, i, src, p.run, o, p.bf16_vcvtne);
+        else return sum_taps16(a, i, src, p.run, o);
+    }
+
     BPG_ALWAYS_INLINE void final_level(const float *src, T *dst, int64_t copies = 1, int64_t copy_step = 0) {
         const int last = p.nsp - 1;
         const kernels::axis_gather &g = p.axes[size_t(last)];
@@ -181,7 +189,7 @@ template <typename T> struct task {
         } else if (p.source == interp_source::converted_in_registers) { // narrowed in registers, then copied
             for (int64_t i = 0; i < g.in; ++i) {
                 T *o = dst + i * sp;
-                if (!sum_taps16(a, i, rows_of<float> {src, p.run}, p.run, o)) {
+                if (!narrowed_sum(a, i, rows_of<float> {src, p.run}, o)) {
                     sum_taps(s.out.data(), p.run, taps_of(a, i, s.x.data(), [&](int64_t out) { return src + out * p.run; }));
                     row_io<T>::store(s.out.data(), o, p.run);
                 }
@@ -235,7 +243,10 @@ template <typename T> struct task {
         } else { // three axes and more: from the f32 scratch, narrowed as stored
             if (p.levels != interp_levels::channels_last_fused_runs_nd || !run_sum_gather_takes(a, i)) return false;
             const int last = p.nsp - 1;
-            sum_gather_runs(a, i, src, p.grouped[size_t(last)], p.run, dst, p.ds_sp[size_t(last)]);
+            if constexpr (std::is_same_v<T, bf16_t>)
+                sum_gather_runs(a, i, src, p.grouped[size_t(last)], p.run, dst, p.ds_sp[size_t(last)], p.bf16_vcvtne);
+            else
+                sum_gather_runs(a, i, src, p.grouped[size_t(last)], p.run, dst, p.ds_sp[size_t(last)]);
             return true;
         }
     }
@@ -246,7 +257,12 @@ template <typename T> struct task {
         if constexpr (!std::is_same_v<T, float>) {
             const grouped_axis &a = p.grouped[0];
             if (p.levels != interp_levels::channels_last_fused_runs_2d || !run_sum_gather_takes(a, i)) return false;
-            sum_gather_runs(a, i, rows_of<T> {dd, p.dd_sp[0]}, p.grouped[1], p.run, dst, p.ds_sp[1], p.prefetch_bytes0);
+            if constexpr (std::is_same_v<T, bf16_t>)
+                sum_gather_runs(a, i, rows_of<T> {dd, p.dd_sp[0]}, p.grouped[1], p.run, dst, p.ds_sp[1],
+                        p.prefetch_bytes0, p.bf16_vcvtne);
+            else
+                sum_gather_runs(a, i, rows_of<T> {dd, p.dd_sp[0]}, p.grouped[1], p.run, dst, p.ds_sp[1],
+                        p.prefetch_bytes0);
             return true;
         }
         return false;
@@ -532,7 +548,7 @@ template <typename T> struct task {
             if (nontemporal && streams_to(out) && sum_taps_streamed(p.grouped[0], i, runs, p.run, out, p.bf16_vcvtne))
                 continue;
             if constexpr (!std::is_same_v<T, float>) // diff_src straight from the registers
-                if (p.source == interp_source::converted_in_registers && sum_taps16(p.grouped[0], i, runs, p.run, out))
+                if (p.source == interp_source::converted_in_registers && narrowed_sum(p.grouped[0], i, runs, out))
                     continue;
             const tap_run r = taps_of(p.grouped[0], i, s.x.data(), [&](int64_t oi) -> const float * {
                 const T *run = runs.row(oi);

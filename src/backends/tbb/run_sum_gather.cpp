@@ -315,7 +315,10 @@ void sum_gather_runs(const grouped_axis &a, int64_t i, const row_source &src, co
     sum_gather(a, i, src, b, run, dst, dst_stride, nontemporal, prefetch_bytes);
 }
 void sum_gather_runs(const grouped_axis &a, int64_t i, const rows_of<bf16_t> &src, const grouped_axis &b,
-        int64_t run, bf16_t *dst, int64_t dst_stride, int64_t prefetch_bytes) {
+        int64_t run, bf16_t *dst, int64_t dst_stride, int64_t prefetch_bytes, bool vcvtne) {
+    if (vcvtne)
+        return sum_gather(a, i, src, b, run, reinterpret_cast<convert16::bf16_vcvtne_t *>(dst), dst_stride, false,
+                prefetch_bytes);
     sum_gather(a, i, src, b, run, dst, dst_stride, false, prefetch_bytes);
 }
 void sum_gather_runs(const grouped_axis &a, int64_t i, const rows_of<f16_t> &src, const grouped_axis &b,
@@ -323,7 +326,9 @@ void sum_gather_runs(const grouped_axis &a, int64_t i, const rows_of<f16_t> &src
     sum_gather(a, i, src, b, run, dst, dst_stride, false, prefetch_bytes);
 }
 void sum_gather_runs(const grouped_axis &a, int64_t i, const row_source &src, const grouped_axis &b, int64_t run,
-        bf16_t *dst, int64_t dst_stride) {
+        bf16_t *dst, int64_t dst_stride, bool vcvtne) {
+    if (vcvtne)
+        return sum_gather(a, i, src, b, run, reinterpret_cast<convert16::bf16_vcvtne_t *>(dst), dst_stride, false, 0);
     sum_gather(a, i, src, b, run, dst, dst_stride, false, 0);
 }
 void sum_gather_runs(const grouped_axis &a, int64_t i, const row_source &src, const grouped_axis &b, int64_t run,

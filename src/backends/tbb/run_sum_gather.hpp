@@ -50,14 +50,16 @@ void sum_gather_runs(const grouped_axis &a, int64_t i, const row_source &src, co
 
 // The same over 16-bit rows of diff_dst into 16-bit diff_src, widened to f32
 // as they are loaded and narrowed as they are stored (convert_lanes.hpp):
-// the f32 sums are the ones above, rounded once. Cached stores.
+// the f32 sums are the ones above, rounded once. Cached stores. vcvtne (bf16,
+// a CPU with AVX512_BF16: the plan's bf16_vcvtne): rounded by vcvtneps2bf16,
+// the same bits in fewer instructions (convert16::narrow_bf16_hw).
 void sum_gather_runs(const grouped_axis &a, int64_t i, const rows_of<bf16_t> &src, const grouped_axis &b,
-        int64_t run, bf16_t *dst, int64_t dst_stride, int64_t prefetch_bytes = 0);
+        int64_t run, bf16_t *dst, int64_t dst_stride, int64_t prefetch_bytes = 0, bool vcvtne = false);
 void sum_gather_runs(const grouped_axis &a, int64_t i, const rows_of<f16_t> &src, const grouped_axis &b,
         int64_t run, f16_t *dst, int64_t dst_stride, int64_t prefetch_bytes = 0);
 // f32 rows (a level's scratch, three axes and more) into 16-bit diff_src.
 void sum_gather_runs(const grouped_axis &a, int64_t i, const row_source &src, const grouped_axis &b, int64_t run,
-        bf16_t *dst, int64_t dst_stride);
+        bf16_t *dst, int64_t dst_stride, bool vcvtne = false);
 void sum_gather_runs(const grouped_axis &a, int64_t i, const row_source &src, const grouped_axis &b, int64_t run,
         f16_t *dst, int64_t dst_stride);
 

@@ -72,13 +72,15 @@ bool sum_taps16(const grouped_axis &a, int64_t i, const rows_of<bf16_t> &src, in
 bool sum_taps16(const grouped_axis &a, int64_t i, const rows_of<f16_t> &src, int64_t n, float *out) {
     return sum16(a, i, src, n, out);
 }
-bool sum_taps16(const grouped_axis &a, int64_t i, const rows_of<bf16_t> &src, int64_t n, bf16_t *out) {
+bool sum_taps16(const grouped_axis &a, int64_t i, const rows_of<bf16_t> &src, int64_t n, bf16_t *out, bool vcvtne) {
+    if (vcvtne) return sum16(a, i, src, n, reinterpret_cast<convert16::bf16_vcvtne_t *>(out));
     return sum16(a, i, src, n, out);
 }
 bool sum_taps16(const grouped_axis &a, int64_t i, const rows_of<f16_t> &src, int64_t n, f16_t *out) {
     return sum16(a, i, src, n, out);
 }
-bool sum_taps16(const grouped_axis &a, int64_t i, const rows_of<float> &src, int64_t n, bf16_t *out) {
+bool sum_taps16(const grouped_axis &a, int64_t i, const rows_of<float> &src, int64_t n, bf16_t *out, bool vcvtne) {
+    if (vcvtne) return sum16(a, i, src, n, reinterpret_cast<convert16::bf16_vcvtne_t *>(out));
     return sum16(a, i, src, n, out);
 }
 bool sum_taps16(const grouped_axis &a, int64_t i, const rows_of<float> &src, int64_t n, f16_t *out) {

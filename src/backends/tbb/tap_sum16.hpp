@@ -15,15 +15,17 @@ namespace bpg::tbb_backend {
 // out[j] for j < n (n a multiple of 16; AVX-512) = input i of axis a summed
 // over its rows of src, when i has one of tap_fold's forms; false (nothing
 // written) otherwise. A 16-bit out is narrowed as it is stored (one axis:
-// the sum is diff_src itself).
+// the sum is diff_src itself); vcvtne as in sum_taps_streamed below.
 bool sum_taps16(const grouped_axis &a, int64_t i, const rows_of<bf16_t> &src, int64_t n, float *out);
 bool sum_taps16(const grouped_axis &a, int64_t i, const rows_of<f16_t> &src, int64_t n, float *out);
-bool sum_taps16(const grouped_axis &a, int64_t i, const rows_of<bf16_t> &src, int64_t n, bf16_t *out);
+bool sum_taps16(const grouped_axis &a, int64_t i, const rows_of<bf16_t> &src, int64_t n, bf16_t *out,
+        bool vcvtne = false);
 bool sum_taps16(const grouped_axis &a, int64_t i, const rows_of<f16_t> &src, int64_t n, f16_t *out);
 // f32 rows (a level's scratch) into 16-bit diff_src, narrowed as stored:
 // the last level of channels-last converted_in_registers, without a row of
 // f32 sums converted apart.
-bool sum_taps16(const grouped_axis &a, int64_t i, const rows_of<float> &src, int64_t n, bf16_t *out);
+bool sum_taps16(const grouped_axis &a, int64_t i, const rows_of<float> &src, int64_t n, bf16_t *out,
+        bool vcvtne = false);
 bool sum_taps16(const grouped_axis &a, int64_t i, const rows_of<float> &src, int64_t n, f16_t *out);
 
 // The same (channels-last 1-D: diff_dst into diff_src) with non-temporal
