@@ -30,25 +30,20 @@ template <typename T> __attribute__((target("avx512f"))) void narrow_lanes_avx51
     if (k < n) narrow_plain(s + k, d + k, n - k);
 }
 
-template <typename T, bool HW> __attribute__((target("avx512f"), always_inline)) inline __m256i narrow16(__m512 v, T *d) {
-    if constexpr (HW) return convert16::narrow_bf16_hw(v);
-    else return convert16::narrow(v, d);
-}
-
 template <typename T, bool HW = false> __attribute__((target("avx512f"))) void narrow_stream_avx512(const float *s, T *d, int64_t n) {
     // Values up to the first 64-byte line of d (d is 2-byte aligned).
     const int64_t head = std::min<int64_t>(n, int64_t((64 - reinterpret_cast<uintptr_t>(d) % 64) % 64) / 2);
     for (int64_t k = 0; k < head; k += 16) narrow_plain(s + k, d + k, std::min<int64_t>(16, head - k));
     s += head, d += head, n -= head;
     for (; n >= 32; n -= 32, s += 32, d += 32) {
+        const __m512 lo = _mm512_loadu_ps(s), hi = _mm512_loadu_ps(s + 16);
         if constexpr (HW) {
-            _mm512_stream_si512(reinterpret_cast<__m512i *>(d),
-                    convert16::narrow_pair_bf16_hw(_mm512_loadu_ps(s), _mm512_loadu_ps(s + 16)));
-            continue;
+            _mm512_stream_si512(reinterpret_cast<__m512i *>(d), convert16::narrow_pair_bf16_hw(lo, hi));
+        } else {
+            const v4di l = v4di(convert16::narrow(lo, d)), h = v4di(convert16::narrow(hi, d));
+            _mm512_stream_si512(
+                    reinterpret_cast<__m512i *>(d), __m512i(__builtin_shufflevector(l, h, 0, 1, 2, 3, 4, 5, 6, 7)));
         }
-        const v4di lo = v4di(narrow16<T, HW>(_mm512_loadu_ps(s), d));
-        const v4di hi = v4di(narrow16<T, HW>(_mm512_loadu_ps(s + 16), d));
-        _mm512_stream_si512(reinterpret_cast<__m512i *>(d), __m512i(__builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7)));
     }
     for (int64_t k = 0; k < n; k += 16) narrow_plain(s + k, d + k, std::min<int64_t>(16, n - k));
 }

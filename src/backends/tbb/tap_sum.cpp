@@ -42,7 +42,7 @@ namespace {
 bool new_rows(const grouped_axis &a, int64_t i0, int64_t i1, int64_t &first, int64_t &hi) {
     hi = a.reach[size_t(i1 - 1)];
     const int64_t before = i0 > 0 ? a.reach[size_t(i0 - 1)] : -1;
-    if (hi < 0 || hi == before) return false; // (reach grows with each input that has taps)
+    if (hi < 0 || hi == before) return false; // (equal: no input in the range has taps, or none reads past)
     first = std::min(hi, before + 1);
     return true;
 }
