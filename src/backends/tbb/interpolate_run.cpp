@@ -156,10 +156,6 @@ template <typename T> struct task {
     bool gather_nontemporal = false; // interp_store::nontemporal_gather (this task writes a whole plane)
     bool dense_slices = false;       // 16-bit ring: level-0 slices are contiguous in diff_dst
 
-    // Channels-last: the last (innermost) level from a dense f32 source, runs
-    // of p.run floats at o * p.run. (Planar rows go through final_rows.)
-    // copies > 1: the same result also at dst + c * copy_step, c < copies
-    // (inputs of the level above whose taps repeat; grouped_axis::repeats).
     // sum_taps16 into 16-bit diff_src (p.run values at o), bf16 rounded by
     // the hardware where the plan says so.
     template <typename S> BPG_ALWAYS_INLINE bool narrowed_sum(const grouped_axis &a, int64_t i, const rows_of<S> &src,
@@ -168,6 +164,10 @@ template <typename T> struct task {
         else return sum_taps16(a, i, src, p.run, o);
     }
 
+    // Channels-last: the last (innermost) level from a dense f32 source, runs
+    // of p.run floats at o * p.run. (Planar rows go through final_rows.)
+    // copies > 1: the same result also at dst + c * copy_step, c < copies
+    // (inputs of the level above whose taps repeat; grouped_axis::repeats).
     BPG_ALWAYS_INLINE void final_level(const float *src, T *dst, int64_t copies = 1, int64_t copy_step = 0) {
         const int last = p.nsp - 1;
         const kernels::axis_gather &g = p.axes[size_t(last)];
