@@ -164,6 +164,13 @@ template <typename T> struct task {
         else return sum_taps16(a, i, src, p.run, o);
     }
 
+    // sum_gather_runs into 16-bit diff_src (its arguments up to the last),
+    // bf16 rounded by the hardware where the plan says so.
+    template <typename... Args> BPG_ALWAYS_INLINE void narrowed_runs(const Args &...args) const {
+        if constexpr (std::is_same_v<T, bf16_t>) sum_gather_runs(args..., p.bf16_vcvtne);
+        else sum_gather_runs(args...);
+    }
+
     // Channels-last: the last (innermost) level from a dense f32 source, runs
     // of p.run floats at o * p.run. (Planar rows go through final_rows.)
     // copies > 1: the same result also at dst + c * copy_step, c < copies
@@ -243,10 +250,7 @@ template <typename T> struct task {
         } else { // three axes and more: from the f32 scratch, narrowed as stored
             if (p.levels != interp_levels::channels_last_fused_runs_nd || !run_sum_gather_takes(a, i)) return false;
             const int last = p.nsp - 1;
-            if constexpr (std::is_same_v<T, bf16_t>)
-                sum_gather_runs(a, i, src, p.grouped[size_t(last)], p.run, dst, p.ds_sp[size_t(last)], p.bf16_vcvtne);
-            else
-                sum_gather_runs(a, i, src, p.grouped[size_t(last)], p.run, dst, p.ds_sp[size_t(last)]);
+            narrowed_runs(a, i, src, p.grouped[size_t(last)], p.run, dst, p.ds_sp[size_t(last)]);
             return true;
         }
     }
@@ -257,12 +261,7 @@ template <typename T> struct task {
         if constexpr (!std::is_same_v<T, float>) {
             const grouped_axis &a = p.grouped[0];
             if (p.levels != interp_levels::channels_last_fused_runs_2d || !run_sum_gather_takes(a, i)) return false;
-            if constexpr (std::is_same_v<T, bf16_t>)
-                sum_gather_runs(a, i, rows_of<T> {dd, p.dd_sp[0]}, p.grouped[1], p.run, dst, p.ds_sp[1],
-                        p.prefetch_bytes0, p.bf16_vcvtne);
-            else
-                sum_gather_runs(a, i, rows_of<T> {dd, p.dd_sp[0]}, p.grouped[1], p.run, dst, p.ds_sp[1],
-                        p.prefetch_bytes0);
+            narrowed_runs(a, i, rows_of<T> {dd, p.dd_sp[0]}, p.grouped[1], p.run, dst, p.ds_sp[1], p.prefetch_bytes0);
             return true;
         }
         return false;
