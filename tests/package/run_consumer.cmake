@@ -93,8 +93,16 @@ if(NOT rc EQUAL 0 OR pc_flags STREQUAL "")
 endif()
 message(STATUS "pkg-config --cflags --libs ${pc_static} bpg: ${pc_flags}")
 separate_arguments(pc_flags UNIX_COMMAND "${pc_flags}")
+# Every library directory pkg-config names is the consumer's RPATH, as CMake
+# gives its consumer: a static package's oneDNN may sit outside the system's.
+set(rpaths -Wl,-rpath,${libdir})
+foreach(flag ${pc_flags})
+  if(flag MATCHES "^-L(.+)$")
+    list(APPEND rpaths -Wl,-rpath,${CMAKE_MATCH_1})
+  endif()
+endforeach()
 find_program(CXX NAMES c++ g++ REQUIRED)
-run(${CXX} -std=c++17 ${CONSUMER_DIR}/main.cpp ${pc_flags} -Wl,-rpath,${libdir}
+run(${CXX} -std=c++17 ${CONSUMER_DIR}/main.cpp ${pc_flags} ${rpaths}
   -o ${WORK_DIR}/consumer-pkg-config)
 run(${WORK_DIR}/consumer-pkg-config)
 file(REMOVE_RECURSE ${WORK_DIR})
