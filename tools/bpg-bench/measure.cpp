@@ -153,13 +153,16 @@ case_result run_case(const bench_case &c, const run_config &cfg) {
         for (const std::string &row : row_names(cfg)) first_calls[row] = time_first_call(c, row, true, cfg);
     buffers b = make_buffers(cg);
 
-    // Every backend is compiled first; then each round runs, for every
-    // backend, the streaming kernel (non-temporal stores, then ordinary ones,
-    // which leave the buffers in the cache as a backend's previous run would)
-    // and that backend once, each run timed on its own. Interleaved, a drift
-    // of the shared machine (up to 1.5x over seconds here) weighs on the
-    // yardstick and the backends alike, and each backend starts from the
-    // same cache state. The faster way of storing is the yardstick. When no
+    // Every backend is compiled first; then each backend gets a block of
+    // rounds, each round the streaming kernel (non-temporal stores, then
+    // ordinary ones, which leave the buffers in the cache as a backend's
+    // previous run would) and the backend once, each run timed on its own.
+    // Interleaved, a drift of the shared machine (up to 1.5x over seconds
+    // here) weighs on the yardstick and the backend alike, and each run starts
+    // from the same cache state. In blocks, no backend is timed right after
+    // another's: after oneDNN's 100 ms runs the next backend's compute-bound
+    // runs took up to 1.5x longer, the memory-bound yardstick did not
+    // (bench/NOTES.md). The faster way of storing is the yardstick. When no
     // backend runs the case, the streaming kernel still runs once a round.
     std::vector<prepared_backend> ready;
     for (backend_kind k : cfg.backends) {
@@ -200,20 +203,30 @@ case_result run_case(const bench_case &c, const run_config &cfg) {
     std::vector<std::vector<double>> backend_ms(ready.size()), before_ms[2];
     before_ms[0].resize(ready.size());
     before_ms[1].resize(ready.size());
-    for (int round = 0; round < cfg.warmup + repeat; ++round) {
-        const bool timed = round >= cfg.warmup;
-        for (const prepared_backend *pb : running) {
-            double yardstick[2];
-            for (int nt = 1; nt >= 0; --nt) {
-                yardstick[nt] = time_ms(stream_runs[nt], res.calls_per_run);
-                if (timed) ms[nt].push_back(yardstick[nt]);
+    // A backend's apart runs share its block, right after its fused run.
+    std::vector<std::vector<const prepared_backend *>> backend_blocks;
+    for (const prepared_backend *pb : running) {
+        if (pb && pb->r.apart && !backend_blocks.empty() && backend_blocks.back().front() == pb - 1)
+            backend_blocks.back().push_back(pb);
+        else
+            backend_blocks.push_back({pb});
+    }
+    for (const std::vector<const prepared_backend *> &block : backend_blocks) {
+        for (int round = 0; round < cfg.warmup + repeat; ++round) {
+            const bool timed = round >= cfg.warmup;
+            for (const prepared_backend *pb : block) {
+                double yardstick[2];
+                for (int nt = 1; nt >= 0; --nt) {
+                    yardstick[nt] = time_ms(stream_runs[nt], res.calls_per_run);
+                    if (timed) ms[nt].push_back(yardstick[nt]);
+                }
+                if (!pb) continue;
+                const double t = time_ms(pb->run, res.calls_per_run);
+                if (!timed) continue;
+                const size_t k = size_t(pb - ready.data());
+                backend_ms[k].push_back(t);
+                for (int nt = 0; nt < 2; ++nt) before_ms[nt][k].push_back(yardstick[nt]);
             }
-            if (!pb) continue;
-            const double t = time_ms(pb->run, res.calls_per_run);
-            if (!timed) continue;
-            const size_t k = size_t(pb - ready.data());
-            backend_ms[k].push_back(t);
-            for (int nt = 0; nt < 2; ++nt) before_ms[nt][k].push_back(yardstick[nt]);
         }
     }
     res.stream_regular = summarize(ms[0]);

@@ -117,7 +117,7 @@ void table_printer::header(const machine_info &m, const run_config &cfg) {
             version_string().c_str(), m.cpu.c_str(), m.cores, m.threads, m.date.c_str(),
             m.omp_wait_policy.empty() ? "(unset)" : m.omp_wait_policy.c_str());
     std::fprintf(out_,
-            "median and min of %d runs after %d warm-up runs, interleaved: each round runs, for every backend, the "
+            "median and min of %d runs after %d warm-up runs, a block of rounds per backend: each round runs the "
             "streaming kernel with non-temporal (stream:nt) and ordinary stores (the faster shown), then the backend; "
             "GB/s = bytes moved / median;\nx stream = median / streaming kernel's median; "
             "x dnnl = median / dnnl's median\n\n",
