@@ -79,11 +79,11 @@ template <typename Src> struct fused_rows {
         if (f0 != f1 || k0 != k1 || (f0 != 1 && f0 != 3)) return false;
         if (prefetch_bytes > 0) prefetch(i + 1);
         float *dst1 = dst + out_stride;
-        if (f0 == 1) row_stride2_pair<DLO, K>(t, g, sym4_of(i), dst, sym4_of(i + 1), dst1, cw, 0, blocks);
-        else if (k0 == 1) row_stride2_pair<DLO, K>(t, g, weighted_of<1>(i), dst, weighted_of<1>(i + 1), dst1, cw, 0, blocks);
-        else if (k0 == 2) row_stride2_pair<DLO, K>(t, g, weighted_of<2>(i), dst, weighted_of<2>(i + 1), dst1, cw, 0, blocks);
-        else if (k0 == 3) row_stride2_pair<DLO, K>(t, g, weighted_of<3>(i), dst, weighted_of<3>(i + 1), dst1, cw, 0, blocks);
-        else row_stride2_pair<DLO, K>(t, g, weighted_of<4>(i), dst, weighted_of<4>(i + 1), dst1, cw, 0, blocks);
+        if (f0 == 1) row_stride2_pair<DLO, K>(t, g, folded_pair<decltype(sym4_pair_of(i))> {sym4_pair_of(i)}, dst, dst1, cw, 0, blocks);
+        else if (k0 == 1) row_stride2_pair<DLO, K>(t, g, both(weighted_of<1>(i), weighted_of<1>(i + 1)), dst, dst1, cw, 0, blocks);
+        else if (k0 == 2) row_stride2_pair<DLO, K>(t, g, both(weighted_of<2>(i), weighted_of<2>(i + 1)), dst, dst1, cw, 0, blocks);
+        else if (k0 == 3) row_stride2_pair<DLO, K>(t, g, both(weighted_of<3>(i), weighted_of<3>(i + 1)), dst, dst1, cw, 0, blocks);
+        else row_stride2_pair<DLO, K>(t, g, both(weighted_of<4>(i), weighted_of<4>(i + 1)), dst, dst1, cw, 0, blocks);
         return true;
     }
     // Input i's rows as tap_fold::visit gives a weighted input's.
@@ -97,13 +97,18 @@ template <typename Src> struct fused_rows {
         }
         return r;
     }
-    // Input i's rows as tap_fold::visit gives a sym4 input's.
-    __attribute__((target("avx512f"), always_inline)) auto sym4_of(int64_t i) const {
+    // Inputs i and i + 1 (both sym4: rows 2i - 1 .. 2i + 4) as one source.
+    __attribute__((target("avx512f"), always_inline)) auto sym4_pair_of(int64_t i) const {
         using E = std::remove_cv_t<std::remove_pointer_t<decltype(src.row(0))>>;
-        const int64_t t0 = a.begin[size_t(i)];
-        return tap_fold::sym4_rows<E> {{src.row(a.output[size_t(t0)]), src.row(a.output[size_t(t0 + 1)]),
-                                               src.row(a.output[size_t(t0 + 2)]), src.row(a.output[size_t(t0 + 3)])},
-                _mm512_set1_ps(a.sym4_wa), _mm512_set1_ps(a.sym4_wb)};
+        tap_fold::sym4_pair_rows<E> r;
+        for (int k = 0; k < 6; ++k) r.x[k] = src.row(2 * i - 1 + k);
+        r.wa = _mm512_set1_ps(a.sym4_wa);
+        r.wb = _mm512_set1_ps(a.sym4_wb);
+        return r;
+    }
+    template <typename S>
+    __attribute__((target("avx512f"), always_inline)) static two_rows<S> both(const S &r0, const S &r1) {
+        return {r0, r1};
     }
     void prefetch(int64_t i) const {
         if constexpr (std::is_same_v<Src, row_source>) {

@@ -107,6 +107,23 @@ template <typename Source> BPG_AVX512 phases full_window(const Source &row, int6
 }
 
 
+// Block b's 16 sums: common weights from registers, or the block's own
+// (masked) from the table.
+template <int DLO, int K>
+BPG_AVX512 __m512 block_sum(const row_gather_table &t, const __m512 *cw, int64_t b, const phases &prev,
+        const phases &cur, const phases &next) {
+    return t.s2_common[size_t(b)]
+            ? sum_common<DLO, K>(_mm512_setzero_ps(), cw, prev, cur, next)
+            : sum_block<DLO, K>(_mm512_setzero_ps(), t.s2_weight.data() + 16 * K * b, t.s2_mask.data() + K * b, prev,
+                    cur, next);
+}
+
+// Block b's outputs stored: all 16 (FULL) or those of the row.
+template <bool FULL> BPG_AVX512 void store_block(const kernels::axis_gather &g, float *o, int64_t b, __m512 acc) {
+    if constexpr (FULL) _mm512_storeu_ps(o + 16 * b, acc);
+    else store_first(o + 16 * b, acc, g.in - 16 * b);
+}
+
 // Block b of one row: its 16 outputs from the windows around it. FULL: the
 // window after b lies inside the row and all 16 outputs exist (no masks).
 template <int DLO, int K, bool FULL, typename Source>
@@ -114,12 +131,7 @@ BPG_AVX512 void block_stride2(const row_gather_table &t, const kernels::axis_gat
         const __m512 *cw, int64_t b, phases &prev, phases &cur, phases &next) {
     constexpr bool reads_next = DLO + K - 1 >= 2;
     if constexpr (reads_next) next = FULL ? full_window(row, b + 1) : window(row, g.out, b + 1);
-    const __m512 acc = t.s2_common[size_t(b)]
-            ? sum_common<DLO, K>(_mm512_setzero_ps(), cw, prev, cur, next)
-            : sum_block<DLO, K>(_mm512_setzero_ps(), t.s2_weight.data() + 16 * K * b, t.s2_mask.data() + K * b,
-                    prev, cur, next);
-    if constexpr (FULL) _mm512_storeu_ps(o + 16 * b, acc);
-    else store_first(o + 16 * b, acc, g.in - 16 * b);
+    store_block<FULL>(g, o, b, block_sum<DLO, K>(t, cw, b, prev, cur, next));
     prev = cur;
     if constexpr (reads_next) cur = next;
     else cur = FULL ? full_window(row, b + 1) : window(row, g.out, b + 1);
@@ -140,26 +152,73 @@ BPG_AVX512 void row_stride2(const row_gather_table &t, const kernels::axis_gathe
     for (; b < b1; ++b) block_stride2<DLO, K, false>(t, g, row, o, cw, b, prev, cur, next);
 }
 
-// Two rows in step (two inputs of the level above): the same operations for
-// each as row_stride2, the blocks of both in one loop, so that the chains of
-// FMAs of one row overlap those of the other.
-template <int DLO, int K, typename Source>
-BPG_AVX512 void row_stride2_pair(const row_gather_table &t, const kernels::axis_gather &g, const Source &row0,
-        float *o0, const Source &row1, float *o1, const __m512 *cw, int64_t b0, int64_t b1) {
+// Two rows' windows from two window sources.
+template <typename Source> struct two_rows {
+    Source r0, r1;
+    BPG_AVX512 void windows(int64_t outs, int64_t b, phases &p0, phases &p1) const {
+        p0 = window(r0, outs, b);
+        p1 = window(r1, outs, b);
+    }
+    BPG_AVX512 void full_windows(int64_t b, phases &p0, phases &p1) const {
+        p0 = full_window(r0, b);
+        p1 = full_window(r1, b);
+    }
+};
+
+// Two rows' windows from one source of both (P: tap_fold::sym4_pair_rows),
+// whose half, full and phase give both rows' vectors at once.
+template <typename P> struct folded_pair {
+    P rows;
+    BPG_AVX512 void windows(int64_t outs, int64_t b, phases &p0, phases &p1) const {
+        const int64_t n = outs - 32 * b;
+        if (b < 0 || n <= 0) {
+            p0 = p1 = {_mm512_setzero_ps(), _mm512_setzero_ps()};
+            return;
+        }
+        const auto lo = rows.half(valid16(n), 32 * b), hi = rows.half(valid16(n - 16), 32 * b + 16);
+        p0 = split_phases(lo.v0, hi.v0);
+        p1 = split_phases(lo.v1, hi.v1);
+    }
+    BPG_AVX512 void full_windows(int64_t b, phases &p0, phases &p1) const {
+        if constexpr (phased<P>::value) {
+            const auto e = rows.template phase<0>(32 * b), o = rows.template phase<1>(32 * b);
+            p0 = {e.v0, o.v0};
+            p1 = {e.v1, o.v1};
+        } else {
+            const auto lo = rows.full(32 * b), hi = rows.full(32 * b + 16);
+            p0 = split_phases(lo.v0, hi.v0);
+            p1 = split_phases(lo.v1, hi.v1);
+        }
+    }
+};
+
+// Two rows in step (two inputs of the level above; Pair: two_rows, or a
+// source of both rows at once, folded_pair): the same
+// operations for each as row_stride2, the blocks of both in one loop, so
+// that the chains of FMAs of one row overlap those of the other.
+template <int DLO, int K, typename Pair>
+BPG_AVX512 void row_stride2_pair(const row_gather_table &t, const kernels::axis_gather &g, const Pair &rows, float *o0,
+        float *o1, const __m512 *cw, int64_t b0, int64_t b1) {
     o0 -= 16 * b0;
     o1 -= 16 * b0;
-    phases prev0 = window(row0, g.out, b0 - 1), cur0 = window(row0, g.out, b0), next0 = cur0;
-    phases prev1 = window(row1, g.out, b0 - 1), cur1 = window(row1, g.out, b0), next1 = cur1;
+    phases prev0, prev1, cur0, cur1, next0, next1;
+    rows.windows(g.out, b0 - 1, prev0, prev1);
+    rows.windows(g.out, b0, cur0, cur1);
     const int64_t b_full = std::min(b1, std::min(g.out / 32 - 1, g.in / 16));
+    const auto block = [&](auto full, int64_t b) __attribute__((target("avx512f"), always_inline)) {
+        constexpr bool FULL = decltype(full)::value;
+        if constexpr (FULL) rows.full_windows(b + 1, next0, next1);
+        else rows.windows(g.out, b + 1, next0, next1);
+        // (Both sums before either store: one read of the block's table.)
+        const __m512 acc0 = block_sum<DLO, K>(t, cw, b, prev0, cur0, next0);
+        const __m512 acc1 = block_sum<DLO, K>(t, cw, b, prev1, cur1, next1);
+        store_block<FULL>(g, o0, b, acc0);
+        store_block<FULL>(g, o1, b, acc1);
+        prev0 = cur0, prev1 = cur1, cur0 = next0, cur1 = next1;
+    };
     int64_t b = b0;
-    for (; b < b_full; ++b) {
-        block_stride2<DLO, K, true>(t, g, row0, o0, cw, b, prev0, cur0, next0);
-        block_stride2<DLO, K, true>(t, g, row1, o1, cw, b, prev1, cur1, next1);
-    }
-    for (; b < b1; ++b) {
-        block_stride2<DLO, K, false>(t, g, row0, o0, cw, b, prev0, cur0, next0);
-        block_stride2<DLO, K, false>(t, g, row1, o1, cw, b, prev1, cur1, next1);
-    }
+    for (; b < b_full; ++b) block(std::true_type {}, b);
+    for (; b < b1; ++b) block(std::false_type {}, b);
 }
 
 // The common weights of the table's interior blocks, in registers.

@@ -51,9 +51,9 @@ template <int P> struct phase_at {
 // half, full and phase of a source from its fold over a loader.
 #define BPG_FOLD_LOADS \
     static constexpr bool bf16_phases = std::is_same_v<E, bf16_t>; \
-    BPG_FOLD_AVX512 __m512 half(__mmask16 m, int64_t at) const { return fold(lanes_at<false> {m, at}); } \
-    BPG_FOLD_AVX512 __m512 full(int64_t at) const { return fold(lanes_at<true> {__mmask16(0xffff), at}); } \
-    template <int P> BPG_FOLD_AVX512 __m512 phase(int64_t at) const { return fold(phase_at<P> {at}); }
+    BPG_FOLD_AVX512 auto half(__mmask16 m, int64_t at) const { return fold(lanes_at<false> {m, at}); } \
+    BPG_FOLD_AVX512 auto full(int64_t at) const { return fold(lanes_at<true> {__mmask16(0xffff), at}); } \
+    template <int P> BPG_FOLD_AVX512 auto phase(int64_t at) const { return fold(phase_at<P> {at}); }
 
 template <typename E = float> struct sym4_rows {
     const E *x[4];
@@ -61,6 +61,24 @@ template <typename E = float> struct sym4_rows {
     template <typename L> BPG_FOLD_AVX512 __m512 fold(const L &ld) const {
         return _mm512_add_ps(_mm512_mul_ps(wa, _mm512_add_ps(ld(x[0]), ld(x[1]))),
                 _mm512_mul_ps(wb, _mm512_add_ps(ld(x[2]), ld(x[3]))));
+    }
+    BPG_FOLD_LOADS
+};
+
+// Inputs i and i + 1, both sym4: their six rows 2i - 1 .. 2i + 4 (x[k] is
+// row 2i - 1 + k) loaded once for both, each input folded as sym4_rows
+// folds it: input i wa * (x0 + x3) + wb * (x1 + x2), input i + 1 wa * (x2 +
+// x5) + wb * (x3 + x4). Each load gives both inputs' vectors (v0, v1).
+struct two_vectors {
+    __m512 v0, v1;
+};
+template <typename E = float> struct sym4_pair_rows {
+    const E *x[6];
+    __m512 wa, wb;
+    template <typename L> BPG_FOLD_AVX512 two_vectors fold(const L &ld) const {
+        const __m512 x0 = ld(x[0]), x1 = ld(x[1]), x2 = ld(x[2]), x3 = ld(x[3]), x4 = ld(x[4]), x5 = ld(x[5]);
+        return {_mm512_add_ps(_mm512_mul_ps(wa, _mm512_add_ps(x0, x3)), _mm512_mul_ps(wb, _mm512_add_ps(x1, x2))),
+                _mm512_add_ps(_mm512_mul_ps(wa, _mm512_add_ps(x2, x5)), _mm512_mul_ps(wb, _mm512_add_ps(x3, x4)))};
     }
     BPG_FOLD_LOADS
 };
