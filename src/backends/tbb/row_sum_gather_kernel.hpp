@@ -68,18 +68,20 @@ template <typename Src> struct fused_rows {
         }
     }
     // Inputs i and i + 1 in step (row_stride2_pair) where both are 2x linear
-    // interiors, or both have their own weights for the same number of taps
-    // (align_corners); false, nothing done, otherwise or without `pairs`.
+    // interiors, both two taps of weight 1 (2x nearest), or both have their
+    // own weights for the same number of taps (align_corners); false,
+    // nothing done, otherwise or without `pairs`.
     template <int DLO, int K>
     __attribute__((target("avx512f"), always_inline)) bool pair(int64_t i, float *dst, const __m512 *cw,
             int64_t blocks) const {
         if (!pairs) return false;
         int64_t k0 = 0, k1 = 0;
         const int f0 = tap_fold::form_of(a, i, k0), f1 = tap_fold::form_of(a, i + 1, k1);
-        if (f0 != f1 || k0 != k1 || (f0 != 1 && f0 != 3)) return false;
+        if (f0 != f1 || k0 != k1 || f0 == 0 || (f0 == 2 && k0 != 2)) return false;
         if (prefetch_bytes > 0) prefetch(i + 1);
         float *dst1 = dst + out_stride;
         if (f0 == 1) row_stride2_pair<DLO, K>(t, g, folded_pair<decltype(sym4_pair_of(i))> {sym4_pair_of(i)}, dst, dst1, cw, 0, blocks);
+        else if (f0 == 2) row_stride2_pair<DLO, K>(t, g, both(ones_of(i), ones_of(i + 1)), dst, dst1, cw, 0, blocks);
         else if (k0 == 1) row_stride2_pair<DLO, K>(t, g, both(weighted_of<1>(i), weighted_of<1>(i + 1)), dst, dst1, cw, 0, blocks);
         else if (k0 == 2) row_stride2_pair<DLO, K>(t, g, both(weighted_of<2>(i), weighted_of<2>(i + 1)), dst, dst1, cw, 0, blocks);
         else if (k0 == 3) row_stride2_pair<DLO, K>(t, g, both(weighted_of<3>(i), weighted_of<3>(i + 1)), dst, dst1, cw, 0, blocks);
@@ -96,6 +98,12 @@ template <typename Src> struct fused_rows {
             r.w[t] = _mm512_set1_ps(a.weight[size_t(t0 + t)]);
         }
         return r;
+    }
+    // Input i's two rows as tap_fold::visit gives a ones input's.
+    __attribute__((target("avx512f"), always_inline)) auto ones_of(int64_t i) const {
+        using E = std::remove_cv_t<std::remove_pointer_t<decltype(src.row(0))>>;
+        const int64_t t0 = a.begin[size_t(i)];
+        return tap_fold::ones_rows<2, E> {{src.row(a.output[size_t(t0)]), src.row(a.output[size_t(t0 + 1)])}};
     }
     // Inputs i and i + 1 (both sym4: rows 2i - 1 .. 2i + 4) as one source.
     __attribute__((target("avx512f"), always_inline)) auto sym4_pair_of(int64_t i) const {
