@@ -14,4 +14,6 @@ if ldd build-nodnnl/bin/bpg-run | grep -q libdnnl; then
   echo "test-no-dnnl.sh: bpg-run links oneDNN although BPG_WITH_DNNL=OFF" >&2
   exit 1
 fi
-ctest --test-dir build-nodnnl --output-on-failure -j"$(nproc)" --timeout 600 -LE python
+# The huge label (HugeShapes: 64-bit offsets of the oneTBB kernels, ~13 GiB and minutes
+# of page faults) is left to scripts/test.sh too: it runs the same kernels there.
+ctest --test-dir build-nodnnl --output-on-failure -j"$(nproc)" --timeout 600 -LE 'python|huge'
