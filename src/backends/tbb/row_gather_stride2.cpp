@@ -34,7 +34,7 @@ void add_stride2_form(row_gather_table &t, const kernels::axis_gather &g) {
             lo = std::min(lo, g.output[size_t(k)] - 2 * i);
             hi = std::max(hi, g.output[size_t(k)] - 2 * i);
         }
-    if (lo < min_d || hi > max_d || hi - lo >= 4) return; // not the form (or no taps at all)
+    if (lo < min_d || lo > max_dlo || hi > max_d || hi - lo >= 4) return; // not the form (or no taps at all)
     t.s2_dlo = int32_t(lo);
     t.s2_k = int32_t(hi - lo + 1);
     const int64_t nblocks = (g.in + 15) / 16;

@@ -18,6 +18,10 @@
 namespace bpg::tbb_backend::stride2 {
 
 constexpr int32_t min_d = -2, max_d = 3; // shifts of at most one input either way
+// The first tap's shift: at most 0. (No coordinate mode gives a form whose
+// taps of input i all lie past output 2i: such tables take the generic
+// gather, and the kernels are not compiled for them.)
+constexpr int32_t max_dlo = 0;
 
 #define BPG_AVX512 __attribute__((target("avx512f"), always_inline)) inline
 
@@ -229,7 +233,7 @@ template <int K> struct common_weights {
     }
 };
 
-// Calls f.template operator()<DLO, K>() for the table's form (DLO in [-2, 3],
+// Calls f.template operator()<DLO, K>() for the table's form (DLO in [-2, 0],
 // K in [1, 4], DLO + K - 1 <= 3).
 template <typename F> void with_form(const row_gather_table &t, F &&f) {
     switch ((t.s2_dlo - min_d) * 4 + (t.s2_k - 1)) {
@@ -238,7 +242,7 @@ template <typename F> void with_form(const row_gather_table &t, F &&f) {
         if constexpr (DLO + K - 1 <= max_d) return f.template operator()<DLO, K>(); \
         break;
 #define BPG_FORMS(DLO) BPG_FORM(DLO, 1) BPG_FORM(DLO, 2) BPG_FORM(DLO, 3) BPG_FORM(DLO, 4)
-        BPG_FORMS(-2) BPG_FORMS(-1) BPG_FORMS(0) BPG_FORMS(1) BPG_FORMS(2) BPG_FORMS(3)
+        BPG_FORMS(-2) BPG_FORMS(-1) BPG_FORMS(0)
 #undef BPG_FORMS
 #undef BPG_FORM
     }
