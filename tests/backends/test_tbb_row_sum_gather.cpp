@@ -35,6 +35,7 @@ TEST(TbbRowSumGather, FusedRowsGiveTheBitsOfSumThenGather) {
     std::uniform_real_distribution<float> u(-4.f, 4.f);
     size_t pick = 0;
     int64_t forms[4] = {}; // inputs met per tap_fold form: another, sym4, ones, weighted
+    int64_t shared_weighted = 0; // neighbours of four weighted taps on rows o .. o + 5 (align_corners)
     for (const axis_case &oc : axis_cases({1, 2, 3, 8, 13})) {
         const kernels::axis_gather og = oc.gather();
         const tbb_backend::grouped_axis a = tbb_backend::group_axis(og);
@@ -57,7 +58,15 @@ TEST(TbbRowSumGather, FusedRowsGiveTheBitsOfSumThenGather) {
             std::vector<float> want(size_t(g.in));
             for (int64_t i = 0; i < oc.in; ++i) {
                 int64_t k = 0;
-                ++forms[tbb_backend::tap_fold::form_of(a, i, k)];
+                const int form = tbb_backend::tap_fold::form_of(a, i, k);
+                ++forms[form];
+                int64_t k1 = 0;
+                if (form == 3 && k == 4 && i + 1 < oc.in && tbb_backend::tap_fold::form_of(a, i + 1, k1) == 3 && k1 == 4) {
+                    const int64_t *o = a.output.data() + a.begin[size_t(i)];
+                    bool rows = true;
+                    for (int64_t r = 0; r < 8; ++r) rows = rows && o[r] == o[0] + r % 4 + (r >= 4 ? 2 : 0);
+                    shared_weighted += rows;
+                }
                 tbb_backend::sum_taps(row.data(), g.out, tbb_backend::taps_of(a, i, x.data(), [&](int64_t o) { return rows.row(o); }));
                 tbb_backend::gather_rows(t, g, row.data(), g.out, want.data(), g.in, 1);
                 SCOPED_TRACE(testing::Message() << "outer " << oc.in << "->" << oc.out << " mode " << int(oc.mode)
@@ -68,8 +77,9 @@ TEST(TbbRowSumGather, FusedRowsGiveTheBitsOfSumThenGather) {
             }
         }
     }
-    // Every form met, many times over.
+    // Every form met, many times over, and weighted neighbours that share rows.
     for (int64_t n : forms) EXPECT_GT(n, 100);
+    EXPECT_GT(shared_weighted, 20);
 }
 
 } // namespace

@@ -69,8 +69,9 @@ template <typename Src> struct fused_rows {
     }
     // Inputs i and i + 1 in step (row_stride2_pair) where both are 2x linear
     // interiors, both two taps of weight 1 (2x nearest), or both have their
-    // own weights for the same number of taps (align_corners); false,
-    // nothing done, otherwise or without `pairs`.
+    // own weights for the same number of taps (align_corners; four taps on
+    // rows shared two by two read once); false, nothing done, otherwise or
+    // without `pairs`.
     template <int DLO, int K>
     __attribute__((target("avx512f"), always_inline)) bool pair(int64_t i, float *dst, const __m512 *cw,
             int64_t blocks) const {
@@ -85,6 +86,7 @@ template <typename Src> struct fused_rows {
         else if (k0 == 1) row_stride2_pair<DLO, K>(t, g, both(weighted_of<1>(i), weighted_of<1>(i + 1)), dst, dst1, cw, 0, blocks);
         else if (k0 == 2) row_stride2_pair<DLO, K>(t, g, both(weighted_of<2>(i), weighted_of<2>(i + 1)), dst, dst1, cw, 0, blocks);
         else if (k0 == 3) row_stride2_pair<DLO, K>(t, g, both(weighted_of<3>(i), weighted_of<3>(i + 1)), dst, dst1, cw, 0, blocks);
+        else if (shares_two_rows(i)) row_stride2_pair<DLO, K>(t, g, folded_pair<decltype(weighted4_pair_of(i))> {weighted4_pair_of(i)}, dst, dst1, cw, 0, blocks);
         else row_stride2_pair<DLO, K>(t, g, both(weighted_of<4>(i), weighted_of<4>(i + 1)), dst, dst1, cw, 0, blocks);
         return true;
     }
@@ -96,6 +98,24 @@ template <typename Src> struct fused_rows {
         for (int t = 0; t < N; ++t) {
             r.x[t] = src.row(a.output[size_t(t0 + t)]);
             r.w[t] = _mm512_set1_ps(a.weight[size_t(t0 + t)]);
+        }
+        return r;
+    }
+    // Inputs i and i + 1 of four taps each on rows o .. o + 3 and o + 2 .. o + 5.
+    bool shares_two_rows(int64_t i) const {
+        const int64_t *x = a.output.data() + a.begin[size_t(i)], *y = a.output.data() + a.begin[size_t(i) + 1];
+        return x[1] == x[0] + 1 && x[2] == x[0] + 2 && x[3] == x[0] + 3 && y[0] == x[2] && y[1] == x[3]
+                && y[2] == x[0] + 4 && y[3] == x[0] + 5;
+    }
+    // Such inputs as one source.
+    __attribute__((target("avx512f"), always_inline)) auto weighted4_pair_of(int64_t i) const {
+        using E = std::remove_cv_t<std::remove_pointer_t<decltype(src.row(0))>>;
+        const int64_t t0 = a.begin[size_t(i)], t1 = a.begin[size_t(i) + 1];
+        tap_fold::weighted4_pair_rows<E> r;
+        for (int k = 0; k < 6; ++k) r.x[k] = src.row(a.output[size_t(t0)] + k);
+        for (int k = 0; k < 4; ++k) {
+            r.w[k] = _mm512_set1_ps(a.weight[size_t(t0 + k)]);
+            r.v[k] = _mm512_set1_ps(a.weight[size_t(t1 + k)]);
         }
         return r;
     }

@@ -83,6 +83,27 @@ template <typename E = float> struct sym4_pair_rows {
     BPG_FOLD_LOADS
 };
 
+// Inputs i and i + 1, four taps each of their own weights, on rows o .. o +
+// 3 and o + 2 .. o + 5 (align_corners near 2x): the six rows loaded once
+// for both, each input folded as weighted_rows<4> folds it (w: input i's
+// weights, v: input i + 1's).
+template <typename E = float> struct weighted4_pair_rows {
+    const E *x[6];
+    __m512 w[4], v[4];
+    template <typename L> BPG_FOLD_AVX512 two_vectors fold(const L &ld) const {
+        const __m512 x0 = ld(x[0]), x1 = ld(x[1]), x2 = ld(x[2]), x3 = ld(x[3]), x4 = ld(x[4]), x5 = ld(x[5]);
+        __m512 a = _mm512_mul_ps(w[0], x0), b = _mm512_mul_ps(v[0], x2);
+        a = _mm512_add_ps(a, _mm512_mul_ps(w[1], x1));
+        b = _mm512_add_ps(b, _mm512_mul_ps(v[1], x3));
+        a = _mm512_add_ps(a, _mm512_mul_ps(w[2], x2));
+        b = _mm512_add_ps(b, _mm512_mul_ps(v[2], x4));
+        a = _mm512_add_ps(a, _mm512_mul_ps(w[3], x3));
+        b = _mm512_add_ps(b, _mm512_mul_ps(v[3], x5));
+        return {a, b};
+    }
+    BPG_FOLD_LOADS
+};
+
 template <int K, typename E = float> struct ones_rows {
     const E *x[K];
     template <typename L> BPG_FOLD_AVX512 __m512 fold(const L &ld) const {
