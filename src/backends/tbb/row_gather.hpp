@@ -32,12 +32,12 @@ struct row_gather_table {
     std::vector<int64_t> block_window;
     // Stride-2 form (2x upsampling rows), filled when every block has it:
     // each tap of input i reads output 2i + d, d in [s2_dlo, s2_dlo + s2_k)
-    // within [-2, 3], s2_dlo <= 0 (stride2_simd.hpp). Every block has s2_k slots, one per d in increasing
-    // order (still each lane's taps in increasing output order, so the sums
-    // are the slot path's, bit for bit); a slot reads the even or odd
-    // outputs of the block's 32-output window, shifted by at most one input:
-    // two loads and two permutes per block and row instead of two loads and
-    // a permute per slot.
+    // within [-2, 3], s2_dlo <= 0 (stride2_simd.hpp). Every block has s2_k
+    // slots, one per d in increasing order (still each lane's taps in
+    // increasing output order, so the sums are the slot path's, bit for
+    // bit); a slot reads the even or odd outputs of the block's 32-output
+    // window, shifted by at most one input: two loads and two permutes per
+    // block and row instead of two loads and a permute per slot.
     bool stride2 = false;
     int32_t s2_dlo = 0, s2_k = 0;
     std::vector<uint16_t> s2_mask;       // s2_k per block: lanes with that tap

@@ -169,8 +169,8 @@ template <typename Source> struct two_rows {
     }
 };
 
-// Two rows' windows from one source of both (P: tap_fold::sym4_pair_rows),
-// whose half, full and phase give both rows' vectors at once.
+// Two rows' windows from one source of both (P: tap_fold::sym4_pair_rows or
+// weighted4_pair_rows), whose half, full and phase give both rows' vectors.
 template <typename P> struct folded_pair {
     P rows;
     BPG_AVX512 void windows(int64_t outs, int64_t b, phases &p0, phases &p1) const {
@@ -197,9 +197,9 @@ template <typename P> struct folded_pair {
 };
 
 // Two rows in step (two inputs of the level above; Pair: two_rows, or a
-// source of both rows at once, folded_pair): the same
-// operations for each as row_stride2, the blocks of both in one loop, so
-// that the chains of FMAs of one row overlap those of the other.
+// source of both rows at once, folded_pair): the same operations for each
+// as row_stride2, the blocks of both in one loop, so that the chains of
+// FMAs of one row overlap those of the other.
 template <int DLO, int K, typename Pair>
 BPG_AVX512 void row_stride2_pair(const row_gather_table &t, const kernels::axis_gather &g, const Pair &rows, float *o0,
         float *o1, const __m512 *cw, int64_t b0, int64_t b1) {
