@@ -61,12 +61,8 @@ TEST(TbbRowSumGather, FusedRowsGiveTheBitsOfSumThenGather) {
                 const int form = tbb_backend::tap_fold::form_of(a, i, k);
                 ++forms[form];
                 int64_t k1 = 0;
-                if (form == 3 && k == 4 && i + 1 < oc.in && tbb_backend::tap_fold::form_of(a, i + 1, k1) == 3 && k1 == 4) {
-                    const int64_t *o = a.output.data() + a.begin[size_t(i)];
-                    bool rows = true;
-                    for (int64_t r = 0; r < 8; ++r) rows = rows && o[r] == o[0] + r % 4 + (r >= 4 ? 2 : 0);
-                    shared_weighted += rows;
-                }
+                if (form == 3 && k == 4 && i + 1 < oc.in && tbb_backend::tap_fold::form_of(a, i + 1, k1) == 3 && k1 == 4)
+                    shared_weighted += tbb_backend::tap_fold::shares_two_rows(a, i);
                 tbb_backend::sum_taps(row.data(), g.out, tbb_backend::taps_of(a, i, x.data(), [&](int64_t o) { return rows.row(o); }));
                 tbb_backend::gather_rows(t, g, row.data(), g.out, want.data(), g.in, 1);
                 SCOPED_TRACE(testing::Message() << "outer " << oc.in << "->" << oc.out << " mode " << int(oc.mode)

@@ -86,7 +86,7 @@ template <typename Src> struct fused_rows {
         else if (k0 == 1) row_stride2_pair<DLO, K>(t, g, both(weighted_of<1>(i), weighted_of<1>(i + 1)), dst, dst1, cw, 0, blocks);
         else if (k0 == 2) row_stride2_pair<DLO, K>(t, g, both(weighted_of<2>(i), weighted_of<2>(i + 1)), dst, dst1, cw, 0, blocks);
         else if (k0 == 3) row_stride2_pair<DLO, K>(t, g, both(weighted_of<3>(i), weighted_of<3>(i + 1)), dst, dst1, cw, 0, blocks);
-        else if (shares_two_rows(i)) row_stride2_pair<DLO, K>(t, g, folded_pair<decltype(weighted4_pair_of(i))> {weighted4_pair_of(i)}, dst, dst1, cw, 0, blocks);
+        else if (tap_fold::shares_two_rows(a, i)) row_stride2_pair<DLO, K>(t, g, folded_pair<decltype(weighted4_pair_of(i))> {weighted4_pair_of(i)}, dst, dst1, cw, 0, blocks);
         else row_stride2_pair<DLO, K>(t, g, both(weighted_of<4>(i), weighted_of<4>(i + 1)), dst, dst1, cw, 0, blocks);
         return true;
     }
@@ -101,13 +101,8 @@ template <typename Src> struct fused_rows {
         }
         return r;
     }
-    // Inputs i and i + 1 of four taps each on rows o .. o + 3 and o + 2 .. o + 5.
-    bool shares_two_rows(int64_t i) const {
-        const int64_t *x = a.output.data() + a.begin[size_t(i)], *y = a.output.data() + a.begin[size_t(i) + 1];
-        return x[1] == x[0] + 1 && x[2] == x[0] + 2 && x[3] == x[0] + 3 && y[0] == x[2] && y[1] == x[3]
-                && y[2] == x[0] + 4 && y[3] == x[0] + 5;
-    }
-    // Such inputs as one source.
+    // Inputs i and i + 1 of four taps each on rows o .. o + 3 and o + 2 .. o +
+    // 5 (tap_fold::shares_two_rows) as one source.
     __attribute__((target("avx512f"), always_inline)) auto weighted4_pair_of(int64_t i) const {
         using E = std::remove_cv_t<std::remove_pointer_t<decltype(src.row(0))>>;
         const int64_t t0 = a.begin[size_t(i)], t1 = a.begin[size_t(i) + 1];

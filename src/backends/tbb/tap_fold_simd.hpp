@@ -138,6 +138,15 @@ inline int form_of(const grouped_axis &a, int64_t i, int64_t &k) {
     return 0;
 }
 
+// Inputs i and i + 1, four taps each (in output order), on rows o .. o + 3
+// and o + 2 .. o + 5: the rows of weighted4_pair_rows.
+inline bool shares_two_rows(const grouped_axis &a, int64_t i) {
+    const int64_t *x = a.output.data() + a.begin[size_t(i)], *y = a.output.data() + a.begin[size_t(i) + 1];
+    bool rows = true;
+    for (int64_t k = 0; k < 4; ++k) rows = rows && x[k] == x[0] + k && y[k] == x[0] + 2 + k;
+    return rows;
+}
+
 // Calls f(source) with input i's taps (rows at src: a row_source, or a
 // rows_of<T> of 16-bit rows) as the source of its form and returns true;
 // false, f not called, for another form. f is an object whose operator() is
