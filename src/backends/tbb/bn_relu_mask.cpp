@@ -1,6 +1,7 @@
 #include "backends/tbb/bn_relu_mask.hpp"
 
 #include <immintrin.h>
+#include <type_traits>
 
 #include "backends/tbb/channel_blocks.hpp"
 #include "backends/tbb/cpu.hpp"
@@ -14,20 +15,24 @@ namespace {
 
 // The lanes (of 16 channels from element `at`, those in `lanes`) as BN sees
 // them: the ReLU's value (r where the ReLU passed, else +0) into the input it
-// feeds, the other tensor as it is.
+// feeds, the other tensor as it is. IntoSrc and Whole (all 16 lanes) are
+// template flags: as run-time tests the loops kept their sums on the stack.
+template <bool IntoSrc, bool Whole>
 BPG_AVX512_INLINE void operands(const relu_mask_rows &t, int64_t at, __mmask16 lanes, __mmask16 passed, __m512 &dd,
         __m512 &src) {
-    const __m512 relu = _mm512_maskz_loadu_ps(passed, t.r + at);
-    const __m512 other = _mm512_maskz_loadu_ps(lanes, t.other + at);
-    dd = t.into_src ? other : relu;
-    src = t.into_src ? relu : other;
+    const __m512 relu = Whole ? _mm512_maskz_mov_ps(passed, _mm512_loadu_ps(t.r + at))
+                              : _mm512_maskz_loadu_ps(passed, t.r + at);
+    const __m512 other = Whole ? _mm512_loadu_ps(t.other + at) : _mm512_maskz_loadu_ps(lanes, t.other + at);
+    dd = IntoSrc ? other : relu;
+    src = IntoSrc ? relu : other;
 }
 
 // Recomputes the ReLU's decisions for those lanes (compared ordered, so a NaN
 // relu input gives 0, as reader::relu in bn_lanes.hpp) and keeps them.
+template <bool Whole>
 BPG_AVX512_INLINE __mmask16 decide(const relu_mask_rows &t, int64_t at, __mmask16 lanes, uint16_t &word) {
-    const __mmask16 passed
-            = _mm512_mask_cmp_ps_mask(lanes, _mm512_maskz_loadu_ps(lanes, t.x + at), _mm512_setzero_ps(), _CMP_GT_OQ);
+    const __m512 x = Whole ? _mm512_loadu_ps(t.x + at) : _mm512_maskz_loadu_ps(lanes, t.x + at);
+    const __mmask16 passed = _mm512_mask_cmp_ps_mask(lanes, x, _mm512_setzero_ps(), _CMP_GT_OQ);
     word = passed;
     return passed;
 }
@@ -39,8 +44,8 @@ BPG_AVX512_INLINE __mmask16 lanes_of(int64_t v, int64_t K) {
 }
 
 // K = 16 * NB channels (NB <= 4): sums and coefficients in registers.
-template <int NB>
-__attribute__((target("avx512f"))) void sums_nb(const relu_mask_rows &t, const float *mean, int64_t a0, int64_t a1,
+template <int NB, bool IntoSrc>
+__attribute__((target("avx512f"))) void sums_nb(const relu_mask_rows t, const float *mean, int64_t a0, int64_t a1,
         uint16_t *mask, float *s1, float *s2) {
     constexpr int64_t K = 16 * NB;
     __m512 v1[NB], v2[NB], m[NB];
@@ -53,7 +58,7 @@ __attribute__((target("avx512f"))) void sums_nb(const relu_mask_rows &t, const f
         for (int b = 0; b < NB; ++b) {
             const int64_t at = a * K + 16 * b;
             __m512 dd, src;
-            operands(t, at, 0xffff, decide(t, at, 0xffff, mask[at / 16]), dd, src);
+            operands<IntoSrc, true>(t, at, 0xffff, decide<true>(t, at, 0xffff, mask[a * NB + b]), dd, src);
             kernels::bn_accumulate(v1[b], v2[b], dd, src, m[b]);
         }
     for (int b = 0; b < NB; ++b) {
@@ -63,7 +68,8 @@ __attribute__((target("avx512f"))) void sums_nb(const relu_mask_rows &t, const f
 }
 
 // Any K: the sums stay in s1, s2 (in L1) between rows.
-__attribute__((target("avx512f"))) void sums_any(const relu_mask_rows &t, const float *mean, int64_t a0, int64_t a1,
+template <bool IntoSrc>
+__attribute__((target("avx512f"))) void sums_any(const relu_mask_rows t, const float *mean, int64_t a0, int64_t a1,
         uint16_t *mask, float *s1, float *s2) {
     const int64_t W = relu_mask_words(t.K);
     for (int64_t j = 0; j < 16 * W; ++j) s1[j] = s2[j] = 0.f;
@@ -72,7 +78,7 @@ __attribute__((target("avx512f"))) void sums_any(const relu_mask_rows &t, const 
             const int64_t at = a * t.K + 16 * v;
             const __mmask16 lanes = lanes_of(v, t.K);
             __m512 dd, src;
-            operands(t, at, lanes, decide(t, at, lanes, mask[a * W + v]), dd, src);
+            operands<IntoSrc, false>(t, at, lanes, decide<false>(t, at, lanes, mask[a * W + v]), dd, src);
             __m512 v1 = _mm512_loadu_ps(s1 + 16 * v), v2 = _mm512_loadu_ps(s2 + 16 * v);
             kernels::bn_accumulate(v1, v2, dd, src, _mm512_maskz_loadu_ps(lanes, mean + 16 * v));
             _mm512_storeu_ps(s1 + 16 * v, v1);
@@ -80,8 +86,10 @@ __attribute__((target("avx512f"))) void sums_any(const relu_mask_rows &t, const 
         }
 }
 
-template <int NB, bool STREAM>
-__attribute__((target("avx512f"))) void update_nb(const relu_mask_rows &t, const uint16_t *mask, const float *ak,
+// (t by value: the stores cannot alias a local copy, so its pointers stay in
+// registers.)
+template <int NB, bool IntoSrc, bool STREAM>
+__attribute__((target("avx512f"))) void update_nb(const relu_mask_rows t, const uint16_t *mask, const float *ak,
         const float *c2, const float *c0, const float *mm, int64_t a0, int64_t a1, float *out, int64_t out_row0) {
     constexpr int64_t K = 16 * NB;
     __m512 A[NB], C2[NB], C0[NB], M[NB];
@@ -95,7 +103,7 @@ __attribute__((target("avx512f"))) void update_nb(const relu_mask_rows &t, const
         for (int b = 0; b < NB; ++b) {
             const int64_t at = a * K + 16 * b;
             __m512 dd, src, r;
-            operands(t, at, 0xffff, __mmask16(mask[at / 16]), dd, src);
+            operands<IntoSrc, true>(t, at, 0xffff, __mmask16(mask[a * NB + b]), dd, src);
             kernels::bn_folded_diff_src(r, false, A[b], dd, C2[b], src, M[b], C0[b]);
             if (STREAM) _mm512_stream_ps(out + (a - out_row0) * K + 16 * b, r);
             else _mm512_storeu_ps(out + (a - out_row0) * K + 16 * b, r);
@@ -104,8 +112,8 @@ __attribute__((target("avx512f"))) void update_nb(const relu_mask_rows &t, const
 }
 
 // Any K: the coefficients from memory (L1) for each vector.
-template <bool STREAM>
-__attribute__((target("avx512f"))) void update_any(const relu_mask_rows &t, const uint16_t *mask, const float *ak,
+template <bool IntoSrc, bool STREAM>
+__attribute__((target("avx512f"))) void update_any(const relu_mask_rows t, const uint16_t *mask, const float *ak,
         const float *c2, const float *c0, const float *mm, int64_t a0, int64_t a1, float *out, int64_t out_row0) {
     const int64_t W = relu_mask_words(t.K);
     for (int64_t a = a0; a < a1; ++a)
@@ -113,7 +121,7 @@ __attribute__((target("avx512f"))) void update_any(const relu_mask_rows &t, cons
             const int64_t at = a * t.K + 16 * v, c = 16 * v;
             const __mmask16 lanes = lanes_of(v, t.K);
             __m512 dd, src, r;
-            operands(t, at, lanes, __mmask16(mask[a * W + v]), dd, src);
+            operands<IntoSrc, false>(t, at, lanes, __mmask16(mask[a * W + v]), dd, src);
             kernels::bn_folded_diff_src(r, false, _mm512_maskz_loadu_ps(lanes, ak + c), dd,
                     _mm512_maskz_loadu_ps(lanes, c2 + c), src, _mm512_maskz_loadu_ps(lanes, mm + c),
                     _mm512_maskz_loadu_ps(lanes, c0 + c));
@@ -126,23 +134,34 @@ __attribute__((target("avx512f"))) void update_any(const relu_mask_rows &t, cons
     if (STREAM) _mm_sfence(); // the streamed lines are visible before the task ends
 }
 
+// f(std::bool_constant<b>): a run-time choice made once, outside the loops.
+template <typename F> void with_flag(bool b, const F &f) {
+    if (b) f(std::true_type {});
+    else f(std::false_type {});
+}
+
 } // namespace
 
 __attribute__((target("avx512f"))) void relu_mask_sums(const relu_mask_rows &t, const float *mean, int64_t a0,
         int64_t a1, uint16_t *mask, float *s1, float *s2) {
-    if (!fits_blocks(t.K)) return sums_any(t, mean, a0, a1, mask, s1, s2);
-    with_blocks(t.K, [&](auto nb) { sums_nb<nb.value>(t, mean, a0, a1, mask, s1, s2); });
+    with_flag(t.into_src, [&](auto into_src) {
+        if (!fits_blocks(t.K)) return sums_any<into_src.value>(t, mean, a0, a1, mask, s1, s2);
+        with_blocks(t.K, [&](auto nb) { sums_nb<nb.value, into_src.value>(t, mean, a0, a1, mask, s1, s2); });
+    });
 }
 
 __attribute__((target("avx512f"))) void relu_mask_update(const relu_mask_rows &t, const uint16_t *mask,
         const float *ak, const float *c2, const float *c0, const float *m, int64_t a0, int64_t a1, float *out,
         int64_t out_row0, bool stream) {
-    if (!fits_blocks(t.K))
-        return stream ? update_any<true>(t, mask, ak, c2, c0, m, a0, a1, out, out_row0)
-                      : update_any<false>(t, mask, ak, c2, c0, m, a0, a1, out, out_row0);
-    with_blocks(t.K, [&](auto nb) {
-        if (stream) update_nb<nb.value, true>(t, mask, ak, c2, c0, m, a0, a1, out, out_row0);
-        else update_nb<nb.value, false>(t, mask, ak, c2, c0, m, a0, a1, out, out_row0);
+    with_flag(t.into_src, [&](auto into_src) {
+        with_flag(stream, [&](auto streamed) {
+            constexpr bool IntoSrc = into_src.value, Stream = streamed.value;
+            if (!fits_blocks(t.K))
+                return update_any<IntoSrc, Stream>(t, mask, ak, c2, c0, m, a0, a1, out, out_row0);
+            with_blocks(t.K, [&](auto nb) {
+                update_nb<nb.value, IntoSrc, Stream>(t, mask, ak, c2, c0, m, a0, a1, out, out_row0);
+            });
+        });
     });
 }
 
