@@ -16,12 +16,13 @@ namespace bpg::tbb_backend::bn {
 // whole pairs, and a last row of an odd count ends in an ordinary store.
 // HwBf16: bf16 rounded by the hardware (stream_pair_as).
 template <typename T, int NB, bool HwBf16 = false, typename Lanes>
-__attribute__((target("avx512f"), always_inline)) inline void stream_rows(const bn_plan &p, const data &d, int64_t a0,
-        int64_t a1, Lanes &lanes) {
+__attribute__((target("avx512f"), always_inline)) inline void stream_rows(const data &d, int64_t a0, int64_t a1,
+        Lanes &lanes) {
+    constexpr int64_t K = 16 * NB;
     constexpr int rows = NB % 2 == 0 ? 1 : 2;
     int64_t a = a0;
     for (; a + rows <= a1; a += rows) {
-        T *out = static_cast<T *>(d.ds) + a * p.K;
+        T *out = static_cast<T *>(d.ds) + a * K;
 #pragma GCC unroll 4 // NB at once, so a caller's per-block sums stay in registers
         for (int j = 0; j < rows * NB; j += 2) {
             lanes16 r0, r1;
@@ -32,7 +33,7 @@ __attribute__((target("avx512f"), always_inline)) inline void stream_rows(const 
     }
     for (; a < a1; ++a)
         for (int nb = 0; nb < NB; nb += 2) {
-            T *out = static_cast<T *>(d.ds) + a * p.K + 16 * nb;
+            T *out = static_cast<T *>(d.ds) + a * K + 16 * nb;
             lanes16 r0, r1;
             lanes(a, nb, r0);
             if (nb + 1 == NB) {
@@ -140,7 +141,7 @@ __attribute__((target("avx512f"))) void global_sums_streamed_nb(const bn_plan &p
         }
     } lanes {p, d, sums_block<NB>(mean), {}};
     __builtin_memcpy(lanes.ak, cf.a.data(), sizeof lanes.ak);
-    stream_rows<T, NB>(p, d, c * channels_last_chunk, std::min(p.A, (c + 1) * channels_last_chunk), lanes);
+    stream_rows<T, NB>(d, c * channels_last_chunk, std::min(p.A, (c + 1) * channels_last_chunk), lanes);
     lanes.sb.store(p, c, partial);
 }
 
@@ -170,12 +171,6 @@ template <int NB> struct update_block {
         diff_src_block(rd, p.global_stats, a * p.dd.a + 16 * nb, a * p.src.a + 16 * nb, a * p.relu_in.a + 16 * nb,
                 ak[nb], c2[nb], m[nb], c0[nb], r);
     }
-    template <typename T, bn_fusion F>
-    __attribute__((target("avx512f"), always_inline)) void lanes_avx512(const bn_plan &p, const data &d, int64_t a,
-            int nb, lanes16 &r) const {
-        diff_src_lanes<T, F>(d, p.global_stats, a * p.dd.a + 16 * nb, a * p.src.a + 16 * nb,
-                a * p.relu_in.a + 16 * nb, ak[nb], c2[nb], m[nb], c0[nb], r);
-    }
 };
 
 template <typename T, bn_fusion F, int NB, typename Out>
@@ -196,19 +191,22 @@ BPG_ALWAYS_INLINE void update_rows_blocked(const bn_plan &p, const reader<T, F> 
 
 // The same for rows of diff_src one after another from a 64-byte-aligned
 // start (AVX-512): straight from the registers by stream_rows instead of
-// through a staged run (see update()).
-template <typename T, bn_fusion F, int NB, bool HwBf16>
+// through a staged run (see update()). The functor holds copies of the
+// pointers, strides and use_global_stats: the streamed stores (may_alias
+// vectors) made the loop reload them through references every row.
+template <typename T, bn_fusion F, int NB, bool HwBf16, bool Global>
 __attribute__((target("avx512f"))) void update_rows_streamed(const bn_plan &p, const data &d, const coeffs &cf,
         int64_t a0, int64_t a1) {
     struct diff_src_of_block {
-        const bn_plan &p;
-        const data &d;
+        const data d;
+        const int64_t dd_a, src_a, relu_a;
         const update_block<NB> ub;
         __attribute__((target("avx512f"), always_inline)) void operator()(int64_t a, int nb, lanes16 &r) const {
-            ub.template lanes_avx512<T, F>(p, d, a, nb, r);
+            diff_src_lanes<T, F>(d, Global, a * dd_a + 16 * nb, a * src_a + 16 * nb, a * relu_a + 16 * nb, ub.ak[nb],
+                    ub.c2[nb], ub.m[nb], ub.c0[nb], r);
         }
-    } lanes {p, d, update_block<NB>(cf)};
-    stream_rows<T, NB, HwBf16>(p, d, a0, a1, lanes);
+    } lanes {d, p.dd.a, p.src.a, p.relu_in.a, update_block<NB>(cf)};
+    stream_rows<T, NB, HwBf16>(lanes.d, a0, a1, lanes);
 }
 
 // f(std::bool_constant<HwBf16>): HwBf16 where the plan names pass-2 loops
@@ -224,7 +222,8 @@ template <typename T, bn_fusion F>
 void update_streamed(const bn_plan &p, const data &d, const coeffs &cf, int64_t a0, int64_t a1) {
     with_bf16_rounding<T>(p, [&](auto hw) BPG_LAMBDA_INLINE {
         with_blocks(p.K, [&](auto nb) BPG_LAMBDA_INLINE {
-            update_rows_streamed<T, F, nb.value, hw.value>(p, d, cf, a0, a1);
+            if (p.global_stats) update_rows_streamed<T, F, nb.value, hw.value, true>(p, d, cf, a0, a1);
+            else update_rows_streamed<T, F, nb.value, hw.value, false>(p, d, cf, a0, a1);
         });
     });
 }
