@@ -36,18 +36,25 @@ struct wide_blocks {
 // Rows whose sums pass 1 adds in registers before storing them.
 constexpr int64_t rows_at_once = 4;
 
+// A row's distance, in elements, in each tensor read.
+struct row_strides {
+    int64_t src, dd, relu;
+};
+
 // Pass 1's rows [a, a + rows_at_once) on the vectors of channels [b0, b1):
 // their sums in registers, added in row order (the bits of one row at a
 // time), with the sums and mean loaded once. Prefetch: each row's vectors
 // rows_prefetch_bytes ahead (bn_plan::row_prefetch).
+// (d and the strides are the caller's local copies: read through references,
+// they were loaded again after every store of the sums, which may alias.)
 template <bool Prefetch, typename T, bn_fusion F>
-__attribute__((target("avx512f"), always_inline)) inline void sum_rows_at_once(const bn_plan &p, const data &d,
+__attribute__((target("avx512f"), always_inline)) inline void sum_rows_at_once(const row_strides &st, const data &d,
         const reader<T, F> &rd, const float *mean, int64_t a, int64_t b0, int64_t b1, float *s1, float *s2) {
     for (int64_t k = b0; k < b1; k += lanes) {
         const lanes16 m = lanes16(_mm512_loadu_ps(mean + k));
         lanes16 v1 = lanes16(_mm512_loadu_ps(s1 + k)), v2 = lanes16(_mm512_loadu_ps(s2 + k));
         for (int64_t r = a; r < a + rows_at_once; ++r) {
-            const int64_t s0 = r * p.src.a + k, d0 = r * p.dd.a + k, x0 = r * p.relu_in.a + k;
+            const int64_t s0 = r * st.src + k, d0 = r * st.dd + k, x0 = r * st.relu + k;
             if constexpr (Prefetch) rd.prefetch(d0, s0, x0, rows_prefetch_bytes);
             lanes16 g, x;
             load_lanes<T, F>(d, d0, s0, x0, g, x);
@@ -67,6 +74,9 @@ __attribute__((target("avx512f"))) void sums_channels_last_wide_avx512(const bn_
         int64_t a0, int64_t a1, int64_t k0, int64_t k1, float *s1, float *s2, const coeffs *global, T *out,
         int64_t out_stride, bool stream) {
     const reader<T, F> rd(d);
+    const data dc = d;
+    const row_strides st {p.src.a, p.dd.a, p.relu_in.a};
+    const float *global_a = global ? global->a.data() : nullptr;
     vector_out<T> vo {stream};
     const wide_blocks wb(p.sums, p.sums_block, k0, k1);
     // Rows of segments far apart (a slice, a block): prefetch the rows
@@ -78,23 +88,23 @@ __attribute__((target("avx512f"))) void sums_channels_last_wide_avx512(const bn_
         int64_t a = a0;
         // Without diff_src to write, rows_at_once rows a vector of sums at a time.
         for (; !global && a + rows_at_once <= a1; a += rows_at_once) {
-            if (p.row_prefetch && in_row) sum_rows_at_once<true>(p, d, rd, mean, a, b0, b1, s1, s2);
-            else sum_rows_at_once<false>(p, d, rd, mean, a, b0, b1, s1, s2);
+            if (p.row_prefetch && in_row) sum_rows_at_once<true>(st, dc, rd, mean, a, b0, b1, s1, s2);
+            else sum_rows_at_once<false>(st, dc, rd, mean, a, b0, b1, s1, s2);
         }
         for (; a < a1; ++a) {
-            const int64_t s0 = a * p.src.a, d0 = a * p.dd.a, x0 = a * p.relu_in.a;
+            const int64_t s0 = a * st.src, d0 = a * st.dd, x0 = a * st.relu;
             T *row_out = global ? out + (a - a0) * out_stride : nullptr;
             for (int64_t k = b0; k < b1; k += lanes) {
                 if (in_row) rd.prefetch(d0 + k, s0 + k, x0 + k, rows_prefetch_bytes);
-                else rd.prefetch(d0 + k + ahead * p.dd.a, s0 + k + ahead * p.src.a, x0 + k + ahead * p.relu_in.a, 0);
+                else rd.prefetch(d0 + k + ahead * st.dd, s0 + k + ahead * st.src, x0 + k + ahead * st.relu, 0);
                 lanes16 g, x, v1 = lanes16(_mm512_loadu_ps(s1 + k)), v2 = lanes16(_mm512_loadu_ps(s2 + k));
-                load_lanes<T, F>(d, d0 + k, s0 + k, x0 + k, g, x);
+                load_lanes<T, F>(dc, d0 + k, s0 + k, x0 + k, g, x);
                 kernels::bn_accumulate(v1, v2, g, x, lanes16(_mm512_loadu_ps(mean + k)));
                 _mm512_storeu_ps(s1 + k, __m512(v1));
                 _mm512_storeu_ps(s2 + k, __m512(v2));
                 if (global) {
                     lanes16 r;
-                    kernels::bn_global_diff_src(r, lanes16(_mm512_loadu_ps(global->a.data() + k)), g);
+                    kernels::bn_global_diff_src(r, lanes16(_mm512_loadu_ps(global_a + k)), g);
                     vo.put(row_out + k, r);
                 }
             }
