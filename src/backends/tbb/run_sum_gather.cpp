@@ -17,13 +17,14 @@ namespace {
 bool about_one_sum_per_column(const grouped_axis &b, int64_t run, bool ring) {
     if (!has_avx512f() || run <= 0 || run % 16 != 0) return false;
     const int64_t in = int64_t(b.begin.size()) - 1;
+    const run_sum_kernel::axis_view view(b);
     int64_t sums = 0, lo = 0, hi = 0; // the ring's columns [lo, hi)
     for (int64_t j = 0; j < in;) {
         const int64_t t0 = b.begin[size_t(j)], k = b.begin[size_t(j) + 1] - t0;
         if (k > 4) return false;
         if (!b.sym4[size_t(j)]) {
             int64_t x0 = 0, x1 = 0;
-            if (ring && near_columns(b, j, x0, x1) && ring_takes(b, j, x0, x1, lo, hi)) {
+            if (ring && near_columns(view, j, x0, x1) && ring_takes(view, j, x0, x1, lo, hi)) {
                 if (x0 < lo || x0 > hi) lo = hi = x0;
                 sums += std::max<int64_t>(0, x1 - hi);
                 hi = std::max(hi, x1);

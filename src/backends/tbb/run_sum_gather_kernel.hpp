@@ -83,12 +83,28 @@ __attribute__((target("avx512f"), always_inline)) inline void prefetch_column(co
     }
 }
 
+// A grouped_axis's arrays as plain pointers, for a copy in the chunk's own
+// locals: read through the vectors (or a reference to anything), each was
+// loaded again after every store of diff_src, as vector stores may alias.
+struct axis_view {
+    const int64_t *begin, *output;
+    const float *weight;
+    const uint32_t *starts;
+    const uint8_t *ones, *sym4;
+    int64_t inputs;
+    float sym4_wa, sym4_wb;
+    explicit axis_view(const grouped_axis &b)
+        : begin(b.begin.data()), output(b.output.data()), weight(b.weight.data()), starts(b.starts.data()),
+          ones(b.ones.data()), sym4(b.sym4.data()), inputs(int64_t(b.begin.size()) - 1), sym4_wa(b.sym4_wa),
+          sym4_wb(b.sym4_wb) {}
+};
+
 // Inputs [j0, j1) of b, every one sym4: columns 2j - 1 .. 2j + 2 in registers,
 // two new ones per input (the fold of tap_columns.cpp's walk, in the same
 // order).
 template <int V, bool NT, typename Rows, typename S, typename D>
 __attribute__((target("avx512f"), always_inline)) inline void walk(const columns<Rows, S, D> &cs, const fresh_two &f,
-        const grouped_axis &b, int64_t j0, int64_t j1) {
+        const axis_view &b, int64_t j0, int64_t j1) {
     const __m512 wa = _mm512_set1_ps(b.sym4_wa), wb = _mm512_set1_ps(b.sym4_wb);
     __m512 t0[V], t1[V], t2[V], t3[V];
     for (int v = 0; v < V; ++v) {
@@ -116,13 +132,13 @@ __attribute__((target("avx512f"), always_inline)) inline void walk(const columns
 
 // Input j of b has one to four taps, on columns [x0, x1) at most eight wide
 // (in summation order, not necessarily ascending).
-inline bool near_columns(const grouped_axis &b, int64_t j, int64_t &x0, int64_t &x1) {
-    const int64_t t0 = b.begin[size_t(j)], k = b.begin[size_t(j) + 1] - t0;
+inline bool near_columns(const axis_view &b, int64_t j, int64_t &x0, int64_t &x1) {
+    const int64_t t0 = b.begin[j], k = b.begin[j + 1] - t0;
     if (k < 1 || k > 4) return false;
-    x0 = x1 = b.output[size_t(t0)];
+    x0 = x1 = b.output[t0];
     for (int64_t t = 1; t < k; ++t) {
-        x0 = std::min(x0, b.output[size_t(t0 + t)]);
-        x1 = std::max(x1, b.output[size_t(t0 + t)]);
+        x0 = std::min(x0, b.output[t0 + t]);
+        x1 = std::max(x1, b.output[t0 + t]);
     }
     return ++x1 - x0 <= 8;
 }
@@ -130,10 +146,10 @@ inline bool near_columns(const grouped_axis &b, int64_t j, int64_t &x0, int64_t 
 // Whether input j (columns [x0, x1)) takes its columns from the ring: it
 // shares one with the ring's [lo, hi) or with input j + 1. Not for inputs
 // sharing none (2x nearest): the ring's stores would only add work.
-inline bool ring_takes(const grouped_axis &b, int64_t j, int64_t x0, int64_t x1, int64_t lo, int64_t hi) {
+inline bool ring_takes(const axis_view &b, int64_t j, int64_t x0, int64_t x1, int64_t lo, int64_t hi) {
     if (x0 >= lo && x0 < hi) return true;
     int64_t n0 = 0, n1 = 0;
-    return j + 2 < int64_t(b.begin.size()) && !b.sym4[size_t(j) + 1] && near_columns(b, j + 1, n0, n1) && n0 < x1;
+    return j + 1 < b.inputs && !b.sym4[j + 1] && near_columns(b, j + 1, n0, n1) && n0 < x1;
 }
 
 // The columns inputs of other forms read, each summed once: consecutive
@@ -149,7 +165,7 @@ template <int V> struct column_ring {
 // after this; the new ones are summed (and prefetched ahead).
 template <int V, typename Rows, typename S, typename D>
 __attribute__((target("avx512f"), always_inline)) inline bool ring_columns(const columns<Rows, S, D> &cs,
-        const fresh_two &f, const grouped_axis &b, int64_t j, column_ring<V> &ring) {
+        const fresh_two &f, const axis_view &b, int64_t j, column_ring<V> &ring) {
     int64_t x0 = 0, x1 = 0;
     if (!near_columns(b, j, x0, x1) || !ring_takes(b, j, x0, x1, ring.lo, ring.hi)) return false;
     if (x0 < ring.lo || x0 > ring.hi) ring.lo = ring.hi = x0;
@@ -173,43 +189,49 @@ __attribute__((target("avx512f"), always_inline)) inline __m512 tap_column(const
 // shared (ring_takes), else each summed in registers.
 template <int V, bool NT, typename Rows, typename S, typename D>
 __attribute__((target("avx512f"), always_inline)) inline void other_input(const columns<Rows, S, D> &cs,
-        const fresh_two &f, const grouped_axis &b, int64_t j, column_ring<V> &ring) {
-    const int64_t t0 = b.begin[size_t(j)], k = b.begin[size_t(j) + 1] - t0;
-    const uint32_t starts = b.starts[size_t(j)];
-    const bool ones = b.ones[size_t(j)] != 0;
+        const fresh_two &f, const axis_view &b, int64_t j, column_ring<V> &ring) {
+    const int64_t t0 = b.begin[j], k = b.begin[j + 1] - t0;
+    const uint32_t starts = b.starts[j];
+    const bool ones = b.ones[j] != 0;
     D *o = cs.dst + j * cs.dst_stride + cs.c;
     const bool ringed = ring_columns<V>(cs, f, b, j, ring);
     if (!ringed)
-        for (int64_t t = 0; t < k; ++t) prefetch_column<V>(cs, f, b.output[size_t(t0 + t)]);
+        for (int64_t t = 0; t < k; ++t) prefetch_column<V>(cs, f, b.output[t0 + t]);
     for (int v = 0; v < V; ++v) {
-        __m512 acc = _mm512_setzero_ps(), s = k > 0 ? tap_column(cs, ring, ringed, b.output[size_t(t0)], v) : acc;
+        __m512 acc = _mm512_setzero_ps(), s = k > 0 ? tap_column(cs, ring, ringed, b.output[t0], v) : acc;
         bool first = true;
         for (int64_t t = 1; t <= k; ++t) {
             if (t == k || (starts >> t & 1u)) { // the group ending at t - 1 is complete
-                const __m512 term = ones ? s : _mm512_mul_ps(_mm512_set1_ps(b.weight[size_t(t0 + t - 1)]), s);
+                const __m512 term = ones ? s : _mm512_mul_ps(_mm512_set1_ps(b.weight[t0 + t - 1]), s);
                 acc = first ? term : _mm512_add_ps(acc, term);
                 first = false;
-                if (t < k) s = tap_column(cs, ring, ringed, b.output[size_t(t0 + t)], v);
+                if (t < k) s = tap_column(cs, ring, ringed, b.output[t0 + t], v);
             } else {
-                s = _mm512_add_ps(s, tap_column(cs, ring, ringed, b.output[size_t(t0 + t)], v));
+                s = _mm512_add_ps(s, tap_column(cs, ring, ringed, b.output[t0 + t], v));
             }
         }
         store<NT>(o + 16 * v, acc);
     }
 }
 
+// (The rows, the prefetch's rows, the columns and the axis copied into
+// locals first: see axis_view.)
 template <int V, bool NT, typename Rows, typename S, typename D>
-__attribute__((target("avx512f"))) void chunk(const columns<Rows, S, D> &cs, const grouped_axis &b) {
-    const int64_t in = int64_t(b.begin.size()) - 1;
+__attribute__((target("avx512f"))) void chunk(const columns<Rows, S, D> &given, const grouped_axis &axis) {
+    const Rows rows = given.rows;
+    const fresh_rows<S> fresh = given.fresh;
+    const columns<Rows, S, D> cs {rows, fresh, given.run, given.c, given.dst, given.dst_stride};
+    const axis_view b(axis);
+    const int64_t in = b.inputs;
     const fresh_two f = fresh_two_of(cs);
     column_ring<V> ring;
     for (int64_t j = 0; j < in;) {
-        if (!b.sym4[size_t(j)]) {
+        if (!b.sym4[j]) {
             other_input<V, NT>(cs, f, b, j++, ring);
             continue;
         }
         int64_t e = j + 1;
-        while (e < in && b.sym4[size_t(e)]) ++e;
+        while (e < in && b.sym4[e]) ++e;
         walk<V, NT>(cs, f, b, j, e);
         j = e;
     }
