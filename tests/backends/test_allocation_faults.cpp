@@ -166,5 +166,30 @@ TEST(AllocationFaults, SmallInterpolateAllocatesNothing) {
             kind_case {PK::interpolate_linear, {2, 3, 2, 4}, true, data_type::f16}});
 }
 
+// A compiled tbb kernel keeps its working memory from one execute to the
+// next (kept_memory.hpp): its first execute takes a block over 64 KB, later
+// ones none (fresh blocks every call had cost page faults on each).
+TEST(AllocationFaults, TbbKernelsKeepTheirWorkingMemory) {
+    const faults_off guard;
+    const size_t limit = size_t(64) << 10;
+    const kind_case large[] = {
+            {PK::relu_into_bn_src, {4, 128, 128, 32}, true, data_type::f32}, // the ReLU mask, 256 KB
+            {PK::bn, {64, 2, 2, 4096}, true, data_type::f32},                // the chunks' partial sums
+            {PK::interpolate_linear, {2, 16, 256, 256}, false, data_type::f32},
+    };
+    for (const kind_case &c : large) {
+        SCOPED_TRACE(name_of(c));
+        const compiled_partition reference = compile_case(c, backend_kind::tbb);
+        case_buffers b(reference, 11, 0xA5);
+        b.execute(reference);
+        const std::vector<std::vector<uint8_t>> want = b.outputs();
+        const compiled_partition cp = compile_case(c, backend_kind::tbb);
+        auto over_limit = [&] { core::test_allocation_faults().fail_over = limit; };
+        EXPECT_TRUE(run_with_faults(cp, b, want, over_limit)) << "the first execute took no block over 64 KB";
+        EXPECT_FALSE(run_with_faults(cp, b, want, [] {})); // takes the block that failed
+        for (int i = 0; i < 2; ++i) EXPECT_FALSE(run_with_faults(cp, b, want, over_limit));
+    }
+}
+
 } // namespace
 } // namespace bpg::test

@@ -34,7 +34,7 @@ int run_on_threads(int n, const std::function<void(int)> &body) {
     return errors.load();
 }
 
-void expect_concurrent_runs_match_sequential(const compiled_partition &cp) {
+void expect_concurrent_runs_match_sequential(const compiled_partition &cp, int runs = runs_per_thread) {
     SCOPED_TRACE(cp.describe());
     std::vector<std::unique_ptr<port_buffers>> mine;
     std::vector<std::vector<uint32_t>> want;
@@ -46,14 +46,14 @@ void expect_concurrent_runs_match_sequential(const compiled_partition &cp) {
     }
     std::atomic<int> mismatches {0};
     const int errors = run_on_threads(threads, [&](int t) {
-        for (int r = 0; r < runs_per_thread; ++r) {
+        for (int r = 0; r < runs; ++r) {
             mine[t]->poison_outputs();
             mine[t]->execute(cp);
             if (mine[t]->output_bits() != want[t]) ++mismatches;
         }
     });
     EXPECT_EQ(errors, 0);
-    EXPECT_EQ(mismatches.load(), 0) << "of " << threads * runs_per_thread << " concurrent runs";
+    EXPECT_EQ(mismatches.load(), 0) << "of " << threads * runs << " concurrent runs";
 }
 
 TEST(ConcurrentExecute, InterpolateLinearOnTbb) {
@@ -68,6 +68,13 @@ TEST(ConcurrentExecute, InterpolateLinearOnDnnl) {
 }
 TEST(ConcurrentExecute, BatchNormOnTbb) {
     expect_concurrent_runs_match_sequential(compile_bn({4, 8, 5, 5}, backend_kind::tbb));
+}
+// Plans whose working memory is on the heap, kept by the compiled kernel
+// (kept_memory.hpp): a run that finds it in use takes its own.
+TEST(ConcurrentExecute, TbbPlansWithKeptMemory) {
+    expect_concurrent_runs_match_sequential(
+            compile_interp({4, 16, 64, 64}, {4, 16, 128, 127}, "linear", backend_kind::tbb), 50);
+    expect_concurrent_runs_match_sequential(compile_bn({8, 64, 16, 16}, backend_kind::tbb), 50);
 }
 TEST(ConcurrentExecute, BatchNormOnDnnl) {
     BPG_SKIP_WITHOUT_DNNL();

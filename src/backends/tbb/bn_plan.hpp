@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "backends/backend.hpp"
+#include "backends/tbb/kept_memory.hpp"
 
 namespace bpg::tbb_backend {
 
@@ -158,6 +159,7 @@ void choose_bn_path(bn_plan &plan);
 // "bn:<schedule>:sums=<loops>:update=<loops>:<store>", or "bn:zero_sized".
 std::string bn_path_name(const bn_plan &plan);
 
-void run_bn_plan(const bn_plan &plan, const backends::buffer_map &buffers);
+// Runs the plan; its working memory from `kept` (the compiled kernel's).
+void run_bn_plan(const bn_plan &plan, const backends::buffer_map &buffers, const kept_memory &kept);
 
 } // namespace bpg::tbb_backend

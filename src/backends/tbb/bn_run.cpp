@@ -509,26 +509,23 @@ struct bn_execution {
 
 } // namespace
 
-void run_bn_plan(const bn_plan &p, const backends::buffer_map &b) {
+void run_bn_plan(const bn_plan &p, const backends::buffer_map &b, const kept_memory &kept) {
     if (p.schedule == bn_schedule::zero_sized) {
         for (const core::tensor_desc &t : p.zeroed) core::store_zeros(t, b.at(t.id));
         return;
     }
     // All memory of the run is taken here, before any output is written.
+    // The per-channel arrays, then (relu_mask_avx512) the ReLU mask, whose
+    // pass 2 reads the ReLU's decisions as bits (bn_relu_mask.hpp).
+    const bool mask = p.sums == bn_loops::relu_mask_avx512;
+    const size_t arrays = p.scratch_on_stack ? 0 : size_t(p.scratch_bytes + 63) / 64 * 64;
+    const size_t mask_bytes = mask ? size_t(p.A * relu_mask_words(p.K)) * sizeof(uint16_t) : 0;
     alignas(64) char local[bn_stack_scratch_bytes];
-    core::aligned_buffer heap;
-    char *base = local;
-    if (!p.scratch_on_stack) {
-        heap = core::allocate(size_t(p.scratch_bytes), "BN working memory");
-        base = static_cast<char *>(heap.get());
-    }
-    core::array<uint16_t> relu_mask;
-    bn_execution run(p, b, base);
-    if (p.sums == bn_loops::relu_mask_avx512) {
-        // Pass 2 reads the ReLU's decisions as bits (bn_relu_mask.hpp).
+    const kept_memory::lease heap = kept.take(arrays + mask_bytes, "BN working memory");
+    bn_execution run(p, b, p.scratch_on_stack ? local : heap.get());
+    if (mask) {
         const bool into_src = p.fusion == bn_fusion::relu_into_src;
-        relu_mask = core::allocate_array<uint16_t>(size_t(p.A * relu_mask_words(p.K)), "the ReLU mask");
-        run.d.relu_mask = relu_mask.get();
+        run.d.relu_mask = reinterpret_cast<uint16_t *>(heap.get() + arrays);
         run.d.mask_rows = {static_cast<const float *>(run.d.relu_in), static_cast<const float *>(run.d.relu_dd),
                 static_cast<const float *>(into_src ? run.d.dd : run.d.src), into_src, p.K};
     }

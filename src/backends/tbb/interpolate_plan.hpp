@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "core/problems.hpp"
+#include "backends/tbb/kept_memory.hpp"
 #include "backends/tbb/row_gather.hpp"
 #include "backends/tbb/tap_sum.hpp"
 #include "kernels/interp_tables.hpp"
@@ -250,7 +251,8 @@ std::string interp_path_name(const interp_plan &plan);
 // Bytes of one task's scratch for `plan` (its path chosen), 64-byte aligned pieces.
 int64_t interp_scratch_bytes(const interp_plan &plan);
 
-// Runs the plan with oneTBB on the current task arena (one_task: on the caller).
-void run_interp_plan(const interp_plan &plan, const void *diff_dst, void *diff_src);
+// Runs the plan with oneTBB on the current task arena (one_task: on the
+// caller); the tasks' scratch from `kept` (the compiled kernel's).
+void run_interp_plan(const interp_plan &plan, const void *diff_dst, void *diff_src, const kept_memory &kept);
 
 } // namespace bpg::tbb_backend

@@ -653,7 +653,7 @@ int64_t interp_scratch_bytes(const interp_plan &p) {
     return int64_t(counter.used);
 }
 
-void run_interp_plan(const interp_plan &p, const void *diff_dst, void *diff_src) {
+void run_interp_plan(const interp_plan &p, const void *diff_dst, void *diff_src, const kept_memory &kept) {
     if (p.levels == interp_levels::zero_sized) return;
     if (p.levels == interp_levels::planar_small_planes_2d) return run_small_planes(p, diff_dst, diff_src);
     if (p.levels == interp_levels::planar_plane_rows_2d) return run_plane_rows(p, diff_dst, diff_src);
@@ -663,8 +663,10 @@ void run_interp_plan(const interp_plan &p, const void *diff_dst, void *diff_src)
         // Every task in turn on the calling thread, one scratch for all, on
         // the stack when it fits: no loop, no allocation.
         alignas(64) char local[interp_stack_scratch_bytes];
+        const kept_memory::lease block = kept.take(p.scratch_on_stack ? 0 : size_t(p.scratch_bytes),
+                "interpolate working memory");
         scratch_source from;
-        if (p.scratch_on_stack) from.block = local;
+        from.block = p.scratch_on_stack ? local : block.get();
         scratch s;
         s.prepare(p, from);
         inline_task(tbb::blocked_range<int64_t>(0, tasks, tasks), [&](const tbb::blocked_range<int64_t> &r) {
@@ -672,7 +674,12 @@ void run_interp_plan(const interp_plan &p, const void *diff_dst, void *diff_src)
         });
         return;
     }
+    // Every task's scratch carved from one block (64-byte-aligned pieces, as
+    // interp_scratch_bytes counts them).
+    const int64_t slots = std::max<int64_t>(1, std::min<int64_t>(tasks, tasks_at_once()));
+    const kept_memory::lease block = kept.take(size_t(slots * ((p.scratch_bytes + 63) / 64 * 64)), "interpolate working memory");
     scratch_source heap;
+    heap.block = block.get();
     const task_pool<scratch> pool(tasks, [&] {
         scratch s;
         s.prepare(p, heap);

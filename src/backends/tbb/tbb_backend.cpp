@@ -67,7 +67,7 @@ public:
             tbb_backend::strided_copy(s_.dd.shape, dd, s_.dd.strides, dd_tmp.get(), s_.dense_dd, size_of(s_.dd.dt));
             dd = dd_tmp.get();
         }
-        tbb_backend::run_interp_plan(s_.plan, dd, s_.reorder_ds ? ds_tmp.get() : ds);
+        tbb_backend::run_interp_plan(s_.plan, dd, s_.reorder_ds ? ds_tmp.get() : ds, kept_);
         if (s_.reorder_ds)
             tbb_backend::strided_copy(s_.ds.shape, ds_tmp.get(), s_.dense_ds, ds, s_.ds.strides, size_of(s_.ds.dt));
     }
@@ -81,17 +81,19 @@ public:
 
 private:
     interp_schedule s_;
+    tbb_backend::kept_memory kept_;
 };
 
 class bn_kernel : public kernel {
 public:
     explicit bn_kernel(tbb_backend::bn_plan plan) : plan_(std::move(plan)) {}
-    void execute(const buffer_map &b) const override { tbb_backend::run_bn_plan(plan_, b); }
+    void execute(const buffer_map &b) const override { tbb_backend::run_bn_plan(plan_, b, kept_); }
     std::string path() const override { return tbb_backend::bn_path_name(plan_); }
     bool one_task() const override { return plan_.one_task; }
 
 private:
     tbb_backend::bn_plan plan_;
+    tbb_backend::kept_memory kept_;
 };
 
 const core::interpolate_bwd_problem *single_interpolate(const partition_problem &p) {
