@@ -176,6 +176,7 @@ TEST(AllocationFaults, TbbKernelsKeepTheirWorkingMemory) {
             {PK::relu_into_bn_src, {4, 128, 128, 32}, true, data_type::f32}, // the ReLU mask, 256 KB
             {PK::bn, {64, 2, 2, 4096}, true, data_type::f32},                // the chunks' partial sums
             {PK::interpolate_linear, {2, 16, 256, 256}, false, data_type::f32},
+            {PK::relu_into_bn_src, {16, 8, 256, 256}, false, data_type::f32}, // a task's ReLU decisions, 128 KB
     };
     for (const kind_case &c : large) {
         SCOPED_TRACE(name_of(c));

@@ -36,17 +36,12 @@ struct wide_blocks {
 // Rows whose sums pass 1 adds in registers before storing them.
 constexpr int64_t rows_at_once = 4;
 
-// A row's distance, in elements, in each tensor read.
-struct row_strides {
-    int64_t src, dd, relu;
-};
 
 // Pass 1's rows [a, a + rows_at_once) on the vectors of channels [b0, b1):
 // their sums in registers, added in row order (the bits of one row at a
 // time), with the sums and mean loaded once. Prefetch: each row's vectors
 // rows_prefetch_bytes ahead (bn_plan::row_prefetch).
-// (d and the strides are the caller's local copies: read through references,
-// they were loaded again after every store of the sums, which may alias.)
+// (d and the strides: the caller's local copies, see row_strides.)
 template <bool Prefetch, typename T, bn_fusion F>
 __attribute__((target("avx512f"), always_inline)) inline void sum_rows_at_once(const row_strides &st, const data &d,
         const reader<T, F> &rd, const float *mean, int64_t a, int64_t b0, int64_t b1, float *s1, float *s2) {
@@ -75,7 +70,7 @@ __attribute__((target("avx512f"))) void sums_channels_last_wide_avx512(const bn_
         int64_t out_stride, bool stream) {
     const reader<T, F> rd(d);
     const data dc = d;
-    const row_strides st {p.src.a, p.dd.a, p.relu_in.a};
+    const row_strides st(p);
     const float *global_a = global ? global->a.data() : nullptr;
     vector_out<T> vo {stream};
     const wide_blocks wb(p.sums, p.sums_block, k0, k1);
@@ -133,13 +128,12 @@ __attribute__((target("avx512f"))) void sums_channels_last_wide_avx512(const bn_
 // cannot carry the target attribute.)
 template <typename T, bn_fusion F, bool Global> struct any_k_diff_src {
     data d;
-    int64_t dd_a, src_a, relu_a;
+    row_strides st;
     const float *ak, *c2, *m, *c0;
     any_k_diff_src(const bn_plan &p, const data &d, const coeffs &cf)
-        : d(d), dd_a(p.dd.a), src_a(p.src.a), relu_a(p.relu_in.a), ak(cf.a.data()), c2(cf.c2.data()),
-          m(cf.mean.data()), c0(cf.c0.data()) {}
+        : d(d), st(p), ak(cf.a.data()), c2(cf.c2.data()), m(cf.mean.data()), c0(cf.c0.data()) {}
     __attribute__((target("avx512f"), always_inline)) void operator()(int64_t a, int64_t k, lanes16 &r) const {
-        diff_src_lanes<T, F>(d, Global, a * dd_a + k, a * src_a + k, a * relu_a + k, lanes16(_mm512_loadu_ps(ak + k)),
+        diff_src_lanes<T, F>(d, Global, a * st.dd + k, a * st.src + k, a * st.relu + k, lanes16(_mm512_loadu_ps(ak + k)),
                 lanes16(_mm512_loadu_ps(c2 + k)), lanes16(_mm512_loadu_ps(m + k)), lanes16(_mm512_loadu_ps(c0 + k)), r);
     }
 };
@@ -159,8 +153,9 @@ __attribute__((target("avx512f"))) void update_rows_wide_avx512(const bn_plan &p
     const reader<T, F> rd(d);
     vector_out<T, HwBf16> vo {stream};
     // (Rows the same distance apart in every tensor read.)
-    const bool same_rows = block.src_a == block.dd_a && (F == bn_fusion::none || block.relu_a == block.dd_a);
-    const int64_t ahead_bytes = !Global && segments && same_rows ? update_ahead * block.dd_a * int64_t(sizeof(T)) : 0;
+    const row_strides &st = block.st;
+    const bool same_rows = st.src == st.dd && (F == bn_fusion::none || st.relu == st.dd);
+    const int64_t ahead_bytes = !Global && segments && same_rows ? update_ahead * st.dd * int64_t(sizeof(T)) : 0;
     for (int64_t b0 = k0; b0 < wb.kv; b0 += wb.block) {
         const int64_t b1 = std::min(wb.kv, b0 + wb.block);
         for (int64_t a = a0; a < a1; ++a) {
@@ -169,7 +164,7 @@ __attribute__((target("avx512f"))) void update_rows_wide_avx512(const bn_plan &p
                 // A block's row segments (a few KB, a row apart) are too short
                 // for the hardware prefetchers: each line of row a + ahead.
                 if (ahead_bytes && (sizeof(T) == 4 || k % (2 * lanes) == 0))
-                    rd.prefetch(a * block.dd_a + k, a * block.src_a + k, a * block.relu_a + k, ahead_bytes);
+                    rd.prefetch(a * st.dd + k, a * st.src + k, a * st.relu + k, ahead_bytes);
                 lanes16 r;
                 block(a, k, r);
                 vo.put(row_out + k, r);
@@ -178,7 +173,7 @@ __attribute__((target("avx512f"))) void update_rows_wide_avx512(const bn_plan &p
         }
     }
     for (int64_t a = a0; a < a1 && wb.kv < k1; ++a) {
-        const int64_t s0 = a * block.src_a, d0 = a * block.dd_a, x0 = a * block.relu_a;
+        const int64_t s0 = a * st.src, d0 = a * st.dd, x0 = a * st.relu;
         T *row_out = out + (a - a0) * out_stride;
         for (int64_t k = wb.kv; k < k1; ++k)
             row_out[k] = from_f32<T>(
@@ -205,7 +200,7 @@ BPG_ALWAYS_INLINE void sums_channels_last(const bn_plan &p, const data &d, const
     if constexpr (std::is_same_v<T, float> && F != bn_fusion::none)
         if (p.sums == bn_loops::relu_mask_avx512) {
             const auto work = d.work->borrow();
-            float *s1 = work->sums.get(), *s2 = s1 + lanes * relu_mask_words(p.K);
+            float *s1 = work->sums, *s2 = s1 + lanes * relu_mask_words(p.K);
             for (int64_t c = c0; c < c1; ++c) {
                 relu_mask_sums(d.mask_rows, mean, c * channels_last_chunk, std::min(p.A, (c + 1) * channels_last_chunk), d.relu_mask,
                         s1, s2);
@@ -231,7 +226,7 @@ BPG_ALWAYS_INLINE void sums_channels_last(const bn_plan &p, const data &d, const
     }
     const reader<T, F> rd(d);
     const auto work = d.work->borrow();
-    float *s1 = work->sums.get(), *s2 = s1 + p.K;
+    float *s1 = work->sums, *s2 = s1 + p.K;
     const bool wide = p.sums == bn_loops::wide_avx512 || p.sums == bn_loops::wide_blocks_avx512;
     for (int64_t i = c0; i < c1; ++i) {
         const auto [c, k0, k1] = slice_of(p, i);

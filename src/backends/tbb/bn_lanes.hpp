@@ -34,9 +34,18 @@ typedef uint16_t u16x32 __attribute__((vector_size(64)));
 
 // Data pointers of one execute (typed by the kernels that read them).
 // What a task of pass 1 works in, made before the run (task_pool.hpp).
+// One task's arrays, carved from the run's working memory (run_bn_plan).
 struct task_memory {
-    core::array<float> sums;      // channels-last: 2 * max(K, lanes * relu_mask_words(K)) floats
-    core::array<uint16_t> passed; // planar, ReLU decisions kept: A * (B / lanes)
+    float *sums;      // channels-last: 2 * max(K, lanes * relu_mask_words(K)) floats
+    uint16_t *passed; // planar, ReLU decisions kept: A * (B / lanes)
+};
+
+// A row's distance, in elements, in each tensor read. Loops copy these (and
+// `data`) into locals: read through a reference, they were loaded again
+// after every vector store, which may alias anything.
+struct row_strides {
+    int64_t src, dd, relu;
+    explicit row_strides(const bn_plan &p) : src(p.src.a), dd(p.dd.a), relu(p.relu_in.a) {}
 };
 
 struct data {

@@ -59,19 +59,19 @@ template <int NB> struct sums_block {
         kernels::bn_accumulate(v1[nb], v2[nb], g, x, mv[nb]);
     }
     template <typename T, bn_fusion F>
-    __attribute__((target("avx512f"), always_inline)) void add_avx512(const bn_plan &p, const data &d, int64_t a, int nb,
-            lanes16 &g) {
+    __attribute__((target("avx512f"), always_inline)) void add_avx512(const row_strides &st, const data &d, int64_t a,
+            int nb, lanes16 &g) {
         lanes16 x;
-        load_lanes<T, F>(d, a * p.dd.a + 16 * nb, a * p.src.a + 16 * nb, a * p.relu_in.a + 16 * nb, g, x);
+        load_lanes<T, F>(d, a * st.dd + 16 * nb, a * st.src + 16 * nb, a * st.relu + 16 * nb, g, x);
         kernels::bn_accumulate(v1[nb], v2[nb], g, x, mv[nb]);
     }
     // use_global_stats: also diff_src = a * diff_dst of those lanes (ak: a of
     // the NB channel blocks).
     template <typename T, bn_fusion F>
-    __attribute__((target("avx512f"), always_inline)) void add_global_avx512(const bn_plan &p, const data &d, int64_t a,
-            int nb, const lanes16 *ak, lanes16 &r) {
+    __attribute__((target("avx512f"), always_inline)) void add_global_avx512(const row_strides &st, const data &d,
+            int64_t a, int nb, const lanes16 *ak, lanes16 &r) {
         lanes16 g;
-        add_avx512<T, F>(p, d, a, nb, g);
+        add_avx512<T, F>(st, d, a, nb, g);
         kernels::bn_global_diff_src(r, ak[nb], g);
     }
     BPG_ALWAYS_INLINE void store(const bn_plan &p, int64_t c, double *partial) const {
@@ -110,15 +110,17 @@ template <typename T, bn_fusion F, int NB>
 __attribute__((target("avx512f"))) void sums_channels_last_blocked_avx512(const bn_plan &p, const data &d, const float *mean,
         double *partial, int64_t c0, int64_t c1) {
     const reader<T, F> rd(d);
+    const data dc = d;
+    const row_strides st(p);
     for (int64_t c = c0; c < c1; ++c) {
         sums_block<NB> sb(mean);
         const int64_t a1 = std::min(p.A, (c + 1) * channels_last_chunk);
         for (int64_t a = c * channels_last_chunk; a < a1; ++a)
 #pragma GCC unroll 4 // as in sums_channels_last_blocked
             for (int nb = 0; nb < NB; ++nb) {
-                rd.prefetch(a * p.dd.a + 16 * nb, a * p.src.a + 16 * nb, a * p.relu_in.a + 16 * nb, rows_prefetch_bytes);
+                rd.prefetch(a * st.dd + 16 * nb, a * st.src + 16 * nb, a * st.relu + 16 * nb, rows_prefetch_bytes);
                 lanes16 g;
-                sb.template add_avx512<T, F>(p, d, a, nb, g);
+                sb.template add_avx512<T, F>(st, dc, a, nb, g);
             }
         sb.store(p, c, partial);
     }
@@ -132,16 +134,16 @@ template <typename T, bn_fusion F, int NB>
 __attribute__((target("avx512f"))) void global_sums_streamed_nb(const bn_plan &p, const data &d, const float *mean,
         const coeffs &cf, double *partial, int64_t c) {
     struct sums_and_diff_src {
-        const bn_plan &p;
-        const data &d;
+        const row_strides st;
+        const data d;
         sums_block<NB> sb;
         lanes16 ak[NB];
         __attribute__((target("avx512f"), always_inline)) void operator()(int64_t a, int nb, lanes16 &r) {
-            sb.template add_global_avx512<T, F>(p, d, a, nb, ak, r);
+            sb.template add_global_avx512<T, F>(st, d, a, nb, ak, r);
         }
-    } lanes {p, d, sums_block<NB>(mean), {}};
+    } lanes {row_strides(p), d, sums_block<NB>(mean), {}};
     __builtin_memcpy(lanes.ak, cf.a.data(), sizeof lanes.ak);
-    stream_rows<T, NB>(d, c * channels_last_chunk, std::min(p.A, (c + 1) * channels_last_chunk), lanes);
+    stream_rows<T, NB>(lanes.d, c * channels_last_chunk, std::min(p.A, (c + 1) * channels_last_chunk), lanes);
     lanes.sb.store(p, c, partial);
 }
 
@@ -192,20 +194,19 @@ BPG_ALWAYS_INLINE void update_rows_blocked(const bn_plan &p, const reader<T, F> 
 // The same for rows of diff_src one after another from a 64-byte-aligned
 // start (AVX-512): straight from the registers by stream_rows instead of
 // through a staged run (see update()). The functor holds copies of the
-// pointers, strides and use_global_stats: the streamed stores (may_alias
-// vectors) made the loop reload them through references every row.
+// pointers and strides (see row_strides); use_global_stats is a template flag.
 template <typename T, bn_fusion F, int NB, bool HwBf16, bool Global>
 __attribute__((target("avx512f"))) void update_rows_streamed(const bn_plan &p, const data &d, const coeffs &cf,
         int64_t a0, int64_t a1) {
     struct diff_src_of_block {
         const data d;
-        const int64_t dd_a, src_a, relu_a;
+        const row_strides st;
         const update_block<NB> ub;
         __attribute__((target("avx512f"), always_inline)) void operator()(int64_t a, int nb, lanes16 &r) const {
-            diff_src_lanes<T, F>(d, Global, a * dd_a + 16 * nb, a * src_a + 16 * nb, a * relu_a + 16 * nb, ub.ak[nb],
+            diff_src_lanes<T, F>(d, Global, a * st.dd + 16 * nb, a * st.src + 16 * nb, a * st.relu + 16 * nb, ub.ak[nb],
                     ub.c2[nb], ub.m[nb], ub.c0[nb], r);
         }
-    } lanes {d, p.dd.a, p.src.a, p.relu_in.a, update_block<NB>(cf)};
+    } lanes {d, row_strides(p), update_block<NB>(cf)};
     stream_rows<T, NB, HwBf16>(lanes.d, a0, a1, lanes);
 }
 

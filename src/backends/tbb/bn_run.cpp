@@ -172,6 +172,22 @@ BPG_CLONES void mark_literal(const double *__restrict inv, const float *__restri
 // Pass-1 work items; the partials' rows (planar rows, channels-last chunks)
 // and pairs per row (see bn_kernels.hpp).
 int64_t items_of(const bn_plan &p) { return p.planar ? p.K * p.A : bn::chunks_of(p) * bn::slices_of(p); }
+
+// The per-task arrays of bn::task_memory: how many task_pool makes (0: none)
+// and the bytes of each, 64-byte multiples.
+struct task_arrays {
+    int64_t tasks = 0;
+    size_t sums_bytes = 0, passed_bytes = 0;
+    explicit task_arrays(const bn_plan &p) {
+        const bool decisions = p.sums == bn_loops::relu_decisions_avx512;
+        if (p.planar && !decisions) return;
+        tasks = task_pool_size(std::max(items_of(p), p.K));
+        const int64_t floats = p.planar ? 0 : 2 * std::max(p.K, bn::lanes * relu_mask_words(p.K));
+        sums_bytes = round64(size_t(floats) * sizeof(float));
+        passed_bytes = round64(decisions ? size_t(p.A * (p.B / bn::lanes)) * sizeof(uint16_t) : 0);
+    }
+    size_t bytes() const { return size_t(tasks) * (sums_bytes + passed_bytes); }
+};
 int64_t partial_rows_of(const bn_plan &p) { return p.planar ? p.K * p.A : bn::chunks_of(p); }
 int64_t pairs_per_row(const bn_plan &p) { return p.planar ? (p.B + bn::planar_chunk - 1) / bn::planar_chunk : p.K; }
 bool needs_sums(const bn_plan &p) {
@@ -284,16 +300,15 @@ struct bn_execution {
         if (p.planar) std::fill(w.partial + 2 * k0 * p.A * per_row, w.partial + 2 * k1 * p.A * per_row, 0.0);
     }
 
-    // Per-task memory of the loops that take some: channels-last pass 1 and
-    // the kept ReLU decisions (taken before any output is written).
-    void take_task_memory() {
-        const bool decisions = p.sums == bn_loops::relu_decisions_avx512;
-        if (p.planar && !decisions) return;
-        work.emplace(std::max(items, p.K), [&] {
-            return bn::task_memory {
-                    core::allocate_array<float>(p.planar ? 0 : size_t(2 * std::max(p.K, bn::lanes * relu_mask_words(p.K))),
-                            "BN working memory"),
-                    core::allocate_array<uint16_t>(decisions ? size_t(p.A * (p.B / bn::lanes)) : 0, "the ReLU decisions")};
+    // Per-task memory of the loops that take some (channels-last pass 1 and
+    // the kept ReLU decisions), from `at`: task_memory_bytes(p) bytes.
+    void take_task_memory(char *at) {
+        const task_arrays t(p);
+        if (!t.tasks) return;
+        work.emplace(t.tasks, [&] {
+            const bn::task_memory m {reinterpret_cast<float *>(at), reinterpret_cast<uint16_t *>(at + t.sums_bytes)};
+            at += t.sums_bytes + t.passed_bytes;
+            return m;
         });
         d.work = &*work;
     }
@@ -434,7 +449,7 @@ struct bn_execution {
         loop(task_range(0, p.K, 1), [&](const tbb::blocked_range<int64_t> &r) {
             if (!decisions) return channels(r, nullptr);
             const auto task = work->borrow();
-            channels(r, task->passed.get());
+            channels(r, task->passed);
         });
     }
 
@@ -515,13 +530,15 @@ void run_bn_plan(const bn_plan &p, const backends::buffer_map &b, const kept_mem
         return;
     }
     // All memory of the run is taken here, before any output is written.
-    // The per-channel arrays, then (relu_mask_avx512) the ReLU mask, whose
-    // pass 2 reads the ReLU's decisions as bits (bn_relu_mask.hpp).
+    // One block: the per-channel arrays, (relu_mask_avx512) the ReLU mask,
+    // whose pass 2 reads the ReLU's decisions as bits (bn_relu_mask.hpp), and
+    // the tasks' arrays.
     const bool mask = p.sums == bn_loops::relu_mask_avx512;
-    const size_t arrays = p.scratch_on_stack ? 0 : size_t(p.scratch_bytes + 63) / 64 * 64;
-    const size_t mask_bytes = mask ? size_t(p.A * relu_mask_words(p.K)) * sizeof(uint16_t) : 0;
+    const size_t arrays = p.scratch_on_stack ? 0 : round64(size_t(p.scratch_bytes));
+    const size_t mask_bytes = mask ? round64(size_t(p.A * relu_mask_words(p.K)) * sizeof(uint16_t)) : 0;
+    const task_arrays tasks(p);
     alignas(64) char local[bn_stack_scratch_bytes];
-    const kept_memory::lease heap = kept.take(arrays + mask_bytes, "BN working memory");
+    const kept_memory::lease heap = kept.take(arrays + mask_bytes + tasks.bytes(), "BN working memory");
     bn_execution run(p, b, p.scratch_on_stack ? local : heap.get());
     if (mask) {
         const bool into_src = p.fusion == bn_fusion::relu_into_src;
@@ -529,7 +546,7 @@ void run_bn_plan(const bn_plan &p, const backends::buffer_map &b, const kept_mem
         run.d.mask_rows = {static_cast<const float *>(run.d.relu_in), static_cast<const float *>(run.d.relu_dd),
                 static_cast<const float *>(into_src ? run.d.dd : run.d.src), into_src, p.K};
     }
-    run.take_task_memory();
+    run.take_task_memory(heap.get() + arrays + mask_bytes);
     run.load_statistics();
     switch (p.schedule) {
         case bn_schedule::global_update: run.coefficients_then_update(); break;

@@ -41,7 +41,7 @@ BPG_ALWAYS_INLINE void shifted_squares_of(const bn_plan &p, const data &d, const
         return;
     }
     const auto work = d.work->borrow();
-    float *s1 = work->sums.get(), *s2 = s1 + p.K;
+    float *s1 = work->sums, *s2 = s1 + p.K;
     for (int64_t c = i0; c < i1; ++c) {
         std::fill(s1, s1 + 2 * p.K, 0.f);
         for (int64_t a = c * channels_last_chunk; a < std::min(p.A, (c + 1) * channels_last_chunk); ++a) {

@@ -38,7 +38,7 @@ struct scratch_source {
     bool counting = false;
     size_t used = 0;
     void *carve(size_t bytes) {
-        used = (used + 63) / 64 * 64; // every array 64-byte aligned, as core::allocate's
+        used = round64(used); // every array 64-byte aligned
         void *p = counting ? nullptr : block + used;
         used += bytes;
         return p;
@@ -676,8 +676,8 @@ void run_interp_plan(const interp_plan &p, const void *diff_dst, void *diff_src,
     }
     // Every task's scratch carved from one block (64-byte-aligned pieces, as
     // interp_scratch_bytes counts them).
-    const int64_t slots = std::max<int64_t>(1, std::min<int64_t>(tasks, tasks_at_once()));
-    const kept_memory::lease block = kept.take(size_t(slots * ((p.scratch_bytes + 63) / 64 * 64)), "interpolate working memory");
+    const size_t slots = size_t(task_pool_size(tasks));
+    const kept_memory::lease block = kept.take(slots * round64(size_t(p.scratch_bytes)), "interpolate working memory");
     scratch_source heap;
     heap.block = block.get();
     const task_pool<scratch> pool(tasks, [&] {

@@ -14,6 +14,10 @@
 
 namespace bpg::tbb_backend {
 
+// `bytes` rounded up to a multiple of 64: pieces of one block laid out one
+// after another stay 64-byte aligned, as core::allocate's blocks are.
+inline size_t round64(size_t bytes) { return (bytes + 63) / 64 * 64; }
+
 class kept_memory {
 public:
     kept_memory() = default;

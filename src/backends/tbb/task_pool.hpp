@@ -14,11 +14,14 @@
 
 namespace bpg::tbb_backend {
 
+// How many items a task_pool of `tasks` tasks makes.
+inline int64_t task_pool_size(int64_t tasks) { return std::max<int64_t>(1, std::min<int64_t>(tasks, tasks_at_once())); }
+
 template <typename T> class task_pool {
 public:
     // make() builds one T, allocating through core::allocate.
     template <typename Make> task_pool(int64_t tasks, Make &&make) {
-        const int64_t n = std::max<int64_t>(1, std::min<int64_t>(tasks, tasks_at_once()));
+        const int64_t n = task_pool_size(tasks);
         items_.reserve(size_t(n));
         for (int64_t i = 0; i < n; ++i) items_.push_back(make());
         busy_ = core::allocate_array<std::atomic<bool>>(size_t(n), "task flags");
