@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/allocate.hpp"
 #include "support/small_partitions.hpp"
 #include "support/backends_in_build.hpp"
 
@@ -75,6 +76,21 @@ TEST(ConcurrentExecute, TbbPlansWithKeptMemory) {
     expect_concurrent_runs_match_sequential(
             compile_interp({4, 16, 64, 64}, {4, 16, 128, 127}, "linear", backend_kind::tbb), 50);
     expect_concurrent_runs_match_sequential(compile_bn({8, 64, 16, 16}, backend_kind::tbb), 50);
+}
+// Small plans keep their scratch on the stack: run from 8 threads at once,
+// none takes a block (core::allocate made to fail at its first call).
+TEST(ConcurrentExecute, SmallTbbPlansTakeNoMemory) {
+    const compiled_partition interp = compile_interp({2, 4, 6, 6}, {2, 4, 12, 11}, "linear", backend_kind::tbb);
+    const compiled_partition bn = compile_bn({4, 8, 5, 5}, backend_kind::tbb);
+    std::vector<std::unique_ptr<port_buffers>> mine;
+    for (int t = 0; t < threads; ++t) mine.push_back(std::make_unique<port_buffers>(t % 2 ? bn : interp, 200 + t));
+    for (int t = 0; t < threads; ++t) mine[t]->execute(t % 2 ? bn : interp);
+    core::test_allocation_faults().fail_after = 0;
+    const int errors = run_on_threads(threads, [&](int t) {
+        for (int r = 0; r < runs_per_thread; ++r) mine[t]->execute(t % 2 ? bn : interp);
+    });
+    core::test_allocation_faults().fail_after = -1;
+    EXPECT_EQ(errors, 0) << "a concurrent run of a small plan took memory";
 }
 TEST(ConcurrentExecute, BatchNormOnDnnl) {
     BPG_SKIP_WITHOUT_DNNL();

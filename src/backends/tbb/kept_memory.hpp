@@ -47,6 +47,7 @@ public:
 
     // Throws bpg::error(out_of_memory) naming `what` (core::allocate).
     lease take(size_t bytes, const char *what) const {
+        if (bytes == 0) return lease(nullptr, nullptr, nullptr); // (small plans: their scratch on the stack)
         if (busy_.exchange(true, std::memory_order_acquire)) {
             core::aligned_buffer own = core::allocate(bytes, what);
             char *at = static_cast<char *>(own.get());
