@@ -33,6 +33,7 @@ CASES = [
     ('NXC', 2, 64, [14, 14], [7, 7], 'linear', 'half_pixel'),
     ('NXC', 2, 40, [9, 11], [18, 22], 'nearest', 'half_pixel'),
     ('NXC', 2, 48, [9, 11], [17, 23], 'linear', 'align_corners'),
+    ('NXC', 2, 32, [10, 56], [20, 112], 'linear', 'align_corners'),  # near 2x: the weighted walk
     ('NXC', 1, 24, [12, 10], [18, 15], 'linear', 'pytorch_half_pixel'),
     ('NXC', 2, 3, [5, 7], [10, 14], 'linear', 'half_pixel'),
     ('NCX', 2, 8, [5, 6, 7], [10, 12, 14], 'linear', 'half_pixel'),  # 3-D

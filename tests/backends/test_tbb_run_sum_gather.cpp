@@ -27,11 +27,11 @@ TEST(TbbRunSumGather, FusedRunsGiveTheBitsOfSumThenGather) {
     std::mt19937 rng(5);
     std::uniform_real_distribution<float> u(-4.f, 4.f);
     const float nan = std::numeric_limits<float>::quiet_NaN();
-    int64_t checked = 0, inner_axes = 0, streamed = 0;
+    int64_t checked = 0, inner_axes = 0, streamed = 0, weighted_walks = 0;
     int64_t forms[4] = {}; // outer inputs per tap_fold form: another, sym4, ones, weighted
     int64_t pick = 0;
     const std::vector<axis_case> outer = axis_cases({3, 8, 13});
-    const std::vector<axis_case> inner = axis_cases({1, 2, 5, 9, 16});
+    const std::vector<axis_case> inner = axis_cases({1, 2, 5, 9, 16, 56}); // 56: align_corners near 2x walked
     for (size_t n = 0; n < outer.size(); ++n) {
         const axis_case &oc = outer[n];
         const tbb_backend::grouped_axis a = tbb_backend::group_axis(oc.gather());
@@ -40,6 +40,8 @@ TEST(TbbRunSumGather, FusedRunsGiveTheBitsOfSumThenGather) {
             const axis_case &ic = inner[m];
             const kernels::axis_gather ig = ic.gather();
             const tbb_backend::grouped_axis b = tbb_backend::group_axis(ig);
+            const bool walks_weighted = ic.mode == kernels::coord_mode::align_corners
+                    && tbb_backend::run_sum_gather_walked_inputs(b) > 0;
             const int64_t run = 16 * (1 + pick++ % 9); // 16 .. 144 floats
             // Every inner axis, also those run_sum_gather_available turns
             // down for speed: the pass must be exact on any.
@@ -77,6 +79,7 @@ TEST(TbbRunSumGather, FusedRunsGiveTheBitsOfSumThenGather) {
                     for (int64_t c = 0; c < run; ++c) ASSERT_FALSE(std::isnan(got[j * dst_stride + c]));
                 ++checked;
                 streamed += nontemporal;
+                weighted_walks += walks_weighted;
             }
         }
     }
@@ -86,6 +89,7 @@ TEST(TbbRunSumGather, FusedRunsGiveTheBitsOfSumThenGather) {
     EXPECT_GT(checked, 500);
     EXPECT_GT(streamed, 200);
     EXPECT_GT(checked - streamed, 200);
+    EXPECT_GT(weighted_walks, 10);
 }
 
 TEST(TbbRunSumGather, OnlyWholeVectorRunsAndAboutOneSumPerColumn) {
@@ -100,7 +104,12 @@ TEST(TbbRunSumGather, OnlyWholeVectorRunsAndAboutOneSumPerColumn) {
     EXPECT_TRUE(tbb_backend::run_sum_gather_available(axis(56, 56, false, coord_mode::half_pixel), 32));
     EXPECT_FALSE(tbb_backend::run_sum_gather_available(axis(56, 112, false, coord_mode::half_pixel), 40)); // not whole vectors
     EXPECT_FALSE(tbb_backend::run_sum_gather_available(axis(112, 56, false, coord_mode::half_pixel), 64)); // each column twice
-    EXPECT_FALSE(tbb_backend::run_sum_gather_available(axis(56, 112, false, coord_mode::align_corners), 64)); // same
+    EXPECT_FALSE(tbb_backend::run_sum_gather_available(axis(56, 84, false, coord_mode::align_corners), 64)); // shared columns
+    // align_corners near 2x: four weighted taps an input, walked two columns on.
+    EXPECT_TRUE(tbb_backend::run_sum_gather_available(axis(56, 112, false, coord_mode::align_corners), 64));
+    EXPECT_GT(tbb_backend::run_sum_gather_walked_inputs(axis(56, 112, false, coord_mode::align_corners)), 50);
+    EXPECT_EQ(tbb_backend::run_sum_gather_walked_inputs(axis(56, 112, false, coord_mode::half_pixel)), 54); // sym4
+    EXPECT_EQ(tbb_backend::run_sum_gather_walked_inputs(axis(56, 112, true, coord_mode::half_pixel)), 0);
     EXPECT_FALSE(tbb_backend::run_sum_gather_available(axis(8, 64, false, coord_mode::half_pixel), 64)); // ~16 taps an input
     // Counting the columns the ring keeps as summed once.
     EXPECT_TRUE(tbb_backend::run_sum_gather_once_per_column(axis(56, 112, false, coord_mode::align_corners), 64));

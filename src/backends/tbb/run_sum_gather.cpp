@@ -10,38 +10,66 @@ using run_sum_kernel::sum_gather;
 
 namespace {
 
-// Whether chunk() computes about one column sum per column as it walks b:
-// at most four taps an input, and the sums (ring: inputs of other forms with
-// near columns take them from the column ring; else each sums all its
-// columns) at most four more than the columns.
-bool about_one_sum_per_column(const grouped_axis &b, int64_t run, bool ring) {
-    if (!has_avx512f() || run <= 0 || run % 16 != 0) return false;
+// The column sums chunk() computes as it walks b (ring: inputs of other forms
+// with near columns take them from the column ring; else each sums all its
+// columns), and the inputs the two walks take; none for an input of more
+// than four taps (chunk() does not take b then).
+struct column_count {
+    int64_t sums = 0, walked = 0;
+    bool taken = true;
+};
+
+column_count count_columns(const grouped_axis &b, bool ring) {
     const int64_t in = int64_t(b.begin.size()) - 1;
     const run_sum_kernel::axis_view view(b);
-    int64_t sums = 0, lo = 0, hi = 0; // the ring's columns [lo, hi)
+    column_count n;
+    int64_t lo = 0, hi = 0; // the ring's columns [lo, hi)
     for (int64_t j = 0; j < in;) {
         const int64_t t0 = b.begin[size_t(j)], k = b.begin[size_t(j) + 1] - t0;
-        if (k > 4) return false;
-        if (!b.sym4[size_t(j)]) {
-            int64_t x0 = 0, x1 = 0;
-            if (ring && near_columns(view, j, x0, x1) && ring_takes(view, j, x0, x1, lo, hi)) {
-                if (x0 < lo || x0 > hi) lo = hi = x0;
-                sums += std::max<int64_t>(0, x1 - hi);
-                hi = std::max(hi, x1);
-                lo = std::max(lo, hi - 8);
-            } else {
-                sums += k;
-            }
-            ++j;
+        if (k > 4) return {0, 0, false};
+        int64_t e = j + 1, x0 = 0, x1 = 0;
+        if (b.sym4[size_t(j)]) {
+            while (e < in && b.sym4[size_t(e)]) ++e;
+        } else {
+            e = run_sum_kernel::weighted_walk_end(view, j, x0);
+        }
+        if (b.sym4[size_t(j)]) { // four new columns, then two an input
+            n.sums += 2 * (e - j) + 2;
+            n.walked += e - j;
+            j = e;
             continue;
         }
-        int64_t e = j + 1;
-        while (e < in && b.sym4[size_t(e)]) ++e;
-        sums += 2 * (e - j) + 2;
-        j = e;
+        if (e > j) { // the same, the first four from the ring where it holds them, the last four left in it
+            const int64_t held = ring ? std::max<int64_t>(0, std::min(x0 + 4, hi) - std::max(x0, lo)) : 0;
+            n.sums += 2 * (e - j) + 2 - held;
+            n.walked += e - j;
+            if (ring) {
+                lo = x0 + 2 * (e - j - 1);
+                hi = lo + 4;
+            }
+            j = e;
+            continue;
+        }
+        if (ring && near_columns(view, j, x0, x1) && ring_takes(view, j, x0, x1, lo, hi)) {
+            if (x0 < lo || x0 > hi) lo = hi = x0;
+            n.sums += std::max<int64_t>(0, x1 - hi);
+            hi = std::max(hi, x1);
+            lo = std::max(lo, hi - 8);
+        } else {
+            n.sums += k;
+        }
+        ++j;
     }
+    return n;
+}
+
+// Whether chunk() computes about one column sum per column: at most four
+// taps an input, and the sums at most four more than the columns.
+bool about_one_sum_per_column(const grouped_axis &b, int64_t run, bool ring) {
+    if (!has_avx512f() || run <= 0 || run % 16 != 0) return false;
+    const column_count n = count_columns(b, ring);
     const int64_t outs = b.output.empty() ? 0 : *std::max_element(b.output.begin(), b.output.end()) + 1;
-    return sums <= outs + 4;
+    return n.taken && n.sums <= outs + 4;
 }
 
 } // namespace
@@ -51,6 +79,8 @@ bool run_sum_gather_available(const grouped_axis &b, int64_t run) { return about
 bool run_sum_gather_once_per_column(const grouped_axis &b, int64_t run) {
     return about_one_sum_per_column(b, run, true);
 }
+
+int64_t run_sum_gather_walked_inputs(const grouped_axis &b) { return count_columns(b, true).walked; }
 
 bool run_sum_gather_takes(const grouped_axis &a, int64_t i) {
     int64_t k = 0;

@@ -20,8 +20,9 @@ namespace bpg::tbb_backend {
 
 // AVX-512, runs of whole vectors, at most four taps per input of the
 // innermost axis b, and about one column sum per column. b's 2x linear
-// interiors slide their column sums through registers (two new columns per
-// input); other inputs sum the columns their taps read, each column once
+// interiors, and runs of inputs of four weighted taps on consecutive columns
+// two apart (align_corners near 2x), slide their column sums through
+// registers (two new columns per input); other inputs sum the columns their taps read, each column once
 // where their taps lie within eight columns (a ring of the last eight), else
 // a column two of them share is summed twice. Counted without the ring:
 // where inputs share columns all along the axis (align_corners, the gradient
@@ -32,6 +33,12 @@ bool run_sum_gather_available(const grouped_axis &b, int64_t run);
 // for align_corners and other scales (the plan takes it where it measured
 // faster: interpolate_path.cpp).
 bool run_sum_gather_once_per_column(const grouped_axis &b, int64_t run);
+
+// Inputs of b whose columns slide through registers, two new ones an input
+// (2x linear interiors; four taps of their own weights on consecutive
+// columns, two on from the previous input's: align_corners near 2x), the
+// others taking theirs from the column ring or summing their own.
+int64_t run_sum_gather_walked_inputs(const grouped_axis &b);
 
 // Input i of axis a has a form sum_gather_runs takes.
 bool run_sum_gather_takes(const grouped_axis &a, int64_t i);

@@ -214,6 +214,77 @@ __attribute__((target("avx512f"), always_inline)) inline void other_input(const 
     }
 }
 
+// Input j of b: four taps of their own weights on columns x0 .. x0 + 3, in
+// that order (align_corners and other scales near 2x).
+inline bool weighted4_at(const axis_view &b, int64_t j, int64_t &x0) {
+    const int64_t t0 = b.begin[j];
+    if (b.begin[j + 1] - t0 != 4 || b.sym4[j] || b.ones[j] || b.starts[j] != 0xfu) return false;
+    x0 = b.output[t0];
+    return b.output[t0 + 1] == x0 + 1 && b.output[t0 + 2] == x0 + 2 && b.output[t0 + 3] == x0 + 3;
+}
+
+// The end of the inputs from j on that weighted_walk takes (j: none): each
+// weighted4_at, its columns two on from the previous input's, at least two
+// of them; x0: input j's first column.
+inline int64_t weighted_walk_end(const axis_view &b, int64_t j, int64_t &x0) {
+    int64_t e = j, x = 0, prev = 0;
+    for (; e < b.inputs && weighted4_at(b, e, x) && (e == j || x == prev + 2); ++e) {
+        if (e == j) x0 = x;
+        prev = x;
+    }
+    return e - j >= 2 ? e : j;
+}
+
+// Inputs [j0, j1) of weighted_walk_end, input j0 on columns x0 .. x0 + 3: the
+// four columns in registers, two new ones per input, as walk slides sym4's;
+// each input's taps folded as other_input folds them (w0 c0 + w1 c1 + w2 c2
+// + w3 c3, left to right), so the same bits, without the ring's stores and
+// loads and its loop over the taps' groups. The first columns come from the
+// ring where it holds them, and the last four go back to it: the inputs
+// around the walk sum each column once, as with the ring alone.
+template <int V, bool NT, typename Rows, typename S, typename D>
+__attribute__((target("avx512f"), always_inline)) inline void weighted_walk(const columns<Rows, S, D> &cs,
+        const fresh_two &f, const axis_view &b, int64_t j0, int64_t j1, int64_t x0, column_ring<V> &ring) {
+    __m512 t0[V], t1[V], t2[V], t3[V];
+    const auto first = [&](int64_t x, int v) __attribute__((target("avx512f"), always_inline)) {
+        return x >= ring.lo && x < ring.hi ? ring.col[x & 7][v] : cs.at(x, v);
+    };
+    for (int v = 0; v < V; ++v) {
+        t0[v] = first(x0, v);
+        t1[v] = first(x0 + 1, v);
+        t2[v] = first(x0 + 2, v);
+        t3[v] = first(x0 + 3, v);
+    }
+    for (int64_t j = j0; j < j1; ++j, x0 += 2) {
+        prefetch_column<V>(cs, f, x0 + 4);
+        prefetch_column<V>(cs, f, x0 + 5);
+        const float *w = b.weight + b.begin[j];
+        const __m512 w0 = _mm512_set1_ps(w[0]), w1 = _mm512_set1_ps(w[1]), w2 = _mm512_set1_ps(w[2]),
+                     w3 = _mm512_set1_ps(w[3]);
+        D *o = cs.dst + j * cs.dst_stride + cs.c;
+        for (int v = 0; v < V; ++v) {
+            __m512 acc = _mm512_add_ps(_mm512_mul_ps(w0, t0[v]), _mm512_mul_ps(w1, t1[v]));
+            acc = _mm512_add_ps(acc, _mm512_mul_ps(w2, t2[v]));
+            store<NT>(o + 16 * v, _mm512_add_ps(acc, _mm512_mul_ps(w3, t3[v])));
+        }
+        if (j + 1 == j1) break;
+        for (int v = 0; v < V; ++v) {
+            t0[v] = t2[v];
+            t1[v] = t3[v];
+            t2[v] = cs.at(x0 + 4, v);
+            t3[v] = cs.at(x0 + 5, v);
+        }
+    }
+    for (int v = 0; v < V; ++v) {
+        ring.col[x0 & 7][v] = t0[v];
+        ring.col[(x0 + 1) & 7][v] = t1[v];
+        ring.col[(x0 + 2) & 7][v] = t2[v];
+        ring.col[(x0 + 3) & 7][v] = t3[v];
+    }
+    ring.lo = x0;
+    ring.hi = x0 + 4;
+}
+
 // (The rows, the prefetch's rows, the columns and the axis copied into
 // locals first: see axis_view.)
 template <int V, bool NT, typename Rows, typename S, typename D>
@@ -227,7 +298,14 @@ __attribute__((target("avx512f"))) void chunk(const columns<Rows, S, D> &given, 
     column_ring<V> ring;
     for (int64_t j = 0; j < in;) {
         if (!b.sym4[j]) {
-            other_input<V, NT>(cs, f, b, j++, ring);
+            int64_t x0 = 0;
+            const int64_t e = weighted_walk_end(b, j, x0);
+            if (e > j) {
+                weighted_walk<V, NT>(cs, f, b, j, e, x0, ring);
+                j = e;
+            } else {
+                other_input<V, NT>(cs, f, b, j++, ring);
+            }
             continue;
         }
         int64_t e = j + 1;
