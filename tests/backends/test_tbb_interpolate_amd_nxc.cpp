@@ -221,8 +221,10 @@ TEST(TbbInterpolateAmdNxc, Levels16BitNarrowInRegisters) {
 // f32 upsampling whose innermost inputs share columns all along
 // (align_corners, other scales) takes the fused runs, each column summed once
 // (the column ring of run_sum_gather.cpp); 16-bit and the gradient of
-// downsampling keep the levels. Against the reference, the same bits on 1
-// and 3 threads, NXC and NCX with channels-last strides.
+// downsampling keep the levels, but for align_corners near 2x, whose inner
+// inputs slide their columns through registers (the weighted walk) in every
+// dtype. Against the reference, the same bits on 1 and 3 threads, NXC and
+// NCX with channels-last strides.
 TEST(TbbInterpolateAmdNxc, SharedColumnsFusedInF32) {
     if (!tbb_backend::has_avx512f()) GTEST_SKIP() << "needs AVX-512";
     struct form {
@@ -230,16 +232,18 @@ TEST(TbbInterpolateAmdNxc, SharedColumnsFusedInF32) {
         dims src, dst;
         int64_t c;
         bool up;
+        bool walked = false; // align_corners near 2x: inner inputs walked, fused in every dtype
     };
     const form forms[] = {{"align_corners", {5, 12}, {9, 22}, 32, true}, {"half_pixel", {6, 10}, {9, 16}, 48, true},
             {"asymmetric", {4, 6}, {6, 9}, 16, true}, {"align_corners", {7, 13}, {7, 24}, 64, true},
-            {"half_pixel", {10, 16}, {5, 8}, 32, false}, {"align_corners", {9, 17}, {5, 12}, 32, false}};
+            {"half_pixel", {10, 16}, {5, 8}, 32, false}, {"align_corners", {9, 17}, {5, 12}, 32, false},
+            {"align_corners", {6, 28}, {12, 56}, 32, true, true}};
     for (data_type dt : {f32, bf16, f16}) {
         for (bool nxc : {true, false}) {
             for (const form &f : forms) {
                 const interp_case k = planes_case(dt, nxc, f.c, f.src, f.dst, f.coord);
                 SCOPED_TRACE(k.name());
-                const bool fused = dt == f32 && f.up;
+                const bool fused = (dt == f32 && f.up) || f.walked;
                 const std::string want = std::string("interpolate:")
                         + (fused ? "channels_last_fused_runs_2d:" : "channels_last_levels_2d:") + source_of(dt)
                         + ":batch=1:cached" + vcvtne(dt);

@@ -40,8 +40,7 @@ TEST(TbbRunSumGather, FusedRunsGiveTheBitsOfSumThenGather) {
             const axis_case &ic = inner[m];
             const kernels::axis_gather ig = ic.gather();
             const tbb_backend::grouped_axis b = tbb_backend::group_axis(ig);
-            const bool walks_weighted = ic.mode == kernels::coord_mode::align_corners
-                    && tbb_backend::run_sum_gather_walked_inputs(b) > 0;
+            const bool walks_weighted = tbb_backend::run_sum_gather_weighted_walks(b) > 0;
             const int64_t run = 16 * (1 + pick++ % 9); // 16 .. 144 floats
             // Every inner axis, also those run_sum_gather_available turns
             // down for speed: the pass must be exact on any.
@@ -107,9 +106,9 @@ TEST(TbbRunSumGather, OnlyWholeVectorRunsAndAboutOneSumPerColumn) {
     EXPECT_FALSE(tbb_backend::run_sum_gather_available(axis(56, 84, false, coord_mode::align_corners), 64)); // shared columns
     // align_corners near 2x: four weighted taps an input, walked two columns on.
     EXPECT_TRUE(tbb_backend::run_sum_gather_available(axis(56, 112, false, coord_mode::align_corners), 64));
-    EXPECT_GT(tbb_backend::run_sum_gather_walked_inputs(axis(56, 112, false, coord_mode::align_corners)), 50);
-    EXPECT_EQ(tbb_backend::run_sum_gather_walked_inputs(axis(56, 112, false, coord_mode::half_pixel)), 54); // sym4
-    EXPECT_EQ(tbb_backend::run_sum_gather_walked_inputs(axis(56, 112, true, coord_mode::half_pixel)), 0);
+    EXPECT_GT(tbb_backend::run_sum_gather_weighted_walks(axis(56, 112, false, coord_mode::align_corners)), 50);
+    EXPECT_EQ(tbb_backend::run_sum_gather_weighted_walks(axis(56, 112, false, coord_mode::half_pixel)), 0); // sym4
+    EXPECT_EQ(tbb_backend::run_sum_gather_weighted_walks(axis(56, 112, true, coord_mode::half_pixel)), 0);
     EXPECT_FALSE(tbb_backend::run_sum_gather_available(axis(8, 64, false, coord_mode::half_pixel), 64)); // ~16 taps an input
     // Counting the columns the ring keeps as summed once.
     EXPECT_TRUE(tbb_backend::run_sum_gather_once_per_column(axis(56, 112, false, coord_mode::align_corners), 64));

@@ -12,7 +12,7 @@ namespace {
 
 // The column sums chunk() computes as it walks b (ring: inputs of other forms
 // with near columns take them from the column ring; else each sums all its
-// columns), and the inputs the two walks take; none for an input of more
+// columns), and the inputs weighted walks take; none for an input of more
 // than four taps (chunk() does not take b then).
 struct column_count {
     int64_t sums = 0, walked = 0;
@@ -35,7 +35,6 @@ column_count count_columns(const grouped_axis &b, bool ring) {
         }
         if (b.sym4[size_t(j)]) { // four new columns, then two an input
             n.sums += 2 * (e - j) + 2;
-            n.walked += e - j;
             j = e;
             continue;
         }
@@ -80,7 +79,7 @@ bool run_sum_gather_once_per_column(const grouped_axis &b, int64_t run) {
     return about_one_sum_per_column(b, run, true);
 }
 
-int64_t run_sum_gather_walked_inputs(const grouped_axis &b) { return count_columns(b, true).walked; }
+int64_t run_sum_gather_weighted_walks(const grouped_axis &b) { return count_columns(b, true).walked; }
 
 bool run_sum_gather_takes(const grouped_axis &a, int64_t i) {
     int64_t k = 0;

@@ -34,11 +34,10 @@ bool run_sum_gather_available(const grouped_axis &b, int64_t run);
 // faster: interpolate_path.cpp).
 bool run_sum_gather_once_per_column(const grouped_axis &b, int64_t run);
 
-// Inputs of b whose columns slide through registers, two new ones an input
-// (2x linear interiors; four taps of their own weights on consecutive
-// columns, two on from the previous input's: align_corners near 2x), the
-// others taking theirs from the column ring or summing their own.
-int64_t run_sum_gather_walked_inputs(const grouped_axis &b);
+// Inputs of b in weighted walks: four taps of their own weights on
+// consecutive columns, two on from the previous input's (align_corners near
+// 2x), their columns slid through registers as 2x linear interiors' are.
+int64_t run_sum_gather_weighted_walks(const grouped_axis &b);
 
 // Input i of axis a has a form sum_gather_runs takes.
 bool run_sum_gather_takes(const grouped_axis &a, int64_t i);
