@@ -601,8 +601,9 @@ TEST(TbbInterpolatePaths, StoreNontemporal) {
             "interpolate:channels_last_levels_2d:f32:batch=1:nontemporal");
     expect_path(padded_diff_dst(make_case(layout::nxc, f32, 2, 3, {5, 7}, {4, 4}), 1),
             "interpolate:channels_last_levels_2d:f32_strided:batch=1:nontemporal");
+    // (Slices this large count as 512 KB and more: batches of two, Level0BatchTwo.)
     expect_path(make_case(layout::nxc, f32, 1, 3, {3, 4, 5}, {6, 8, 10}),
-            "interpolate:channels_last_levels_nd:f32:batch=4:nontemporal:column_prefetch");
+            "interpolate:channels_last_levels_nd:f32:batch=2:nontemporal:column_prefetch");
     {
         // Planar 2-D gradient of downsampling, a task per plane: the plane
         // through the per-thread buffer where the gather does not store it.
@@ -616,7 +617,7 @@ TEST(TbbInterpolatePaths, StoreNontemporal) {
     expect_path(make_case(layout::nxc, f32, 2, 32, {5, 7}, {10, 14}),
             "interpolate:channels_last_fused_runs_2d:f32:batch=1:nontemporal");
     expect_path(make_case(layout::ncx_channels_last, f32, 1, 16, {3, 4, 5}, {6, 8, 10}),
-            "interpolate:channels_last_fused_runs_nd:f32:batch=4:nontemporal:column_prefetch");
+            "interpolate:channels_last_fused_runs_nd:f32:batch=2:nontemporal:column_prefetch");
     // Axis 0 downsampled, axis 1 2x upsampled: the stride-2 fused pass.
     expect_path(make_case(layout::ncx, f32, 2, 4, {16, 7}, {4, 14}),
             "interpolate:planar_fused_row_gather_2d:f32:batch=8:nontemporal");
@@ -666,6 +667,40 @@ std::vector<uint32_t> bits_on(const interp_case &c, int threads, const std::stri
         out = run_interp(c, backend_kind::tbb, dd);
     });
     return bits_of(out);
+}
+
+// f32 level-0 slices of 512 KB and more in three axes (here small slices
+// under lowered thresholds): 2x linear interiors of axis 0 two at a time,
+// an odd count of them included. The sums are elementwise, so the bits are
+// those of the batches of four, on 1 and 3 threads.
+TEST(TbbInterpolatePaths, Level0BatchTwo) {
+    struct form {
+        interp_case c;
+        std::string four, two;
+    };
+    std::vector<form> forms = {
+            {make_case(layout::nxc, f32, 2, 8, {3, 4, 5}, {6, 8, 10}),
+                    "interpolate:channels_last_levels_nd:f32:batch=4:cached",
+                    "interpolate:channels_last_levels_nd:f32:batch=2:cached:column_prefetch"},
+            {make_case(layout::ncx, f32, 1, 2, {5, 16, 21}, {10, 32, 9}),
+                    "interpolate:planar_rows_then_gather_nd:f32:batch=4:cached",
+                    "interpolate:planar_rows_then_gather_nd:f32:batch=2:cached:column_prefetch"},
+    };
+    if (tbb_backend::has_avx512f()) {
+        forms.push_back({make_case(layout::nxc, f32, 2, 16, {3, 4, 5}, {6, 8, 10}),
+                "interpolate:channels_last_fused_runs_nd:f32:batch=4:cached",
+                "interpolate:channels_last_fused_runs_nd:f32:batch=2:cached:column_prefetch"});
+        forms.push_back({make_case(layout::ncx, f32, 1, 2, {5, 8, 14}, {10, 16, 28}),
+                "interpolate:planar_fused_row_gather_nd:f32:batch=4:cached",
+                "interpolate:planar_fused_row_gather_nd:f32:batch=2:cached:column_prefetch"});
+    }
+    for (const form &f : forms) {
+        const std::vector<uint32_t> four = bits_on(f.c, 1, f.four);
+        const lowered_thresholds lowered(9); // slices of 1 KB and more
+        expect_path(f.c, f.two, 3);
+        EXPECT_EQ(bits_on(f.c, 1, f.two), four) << f.c.name();
+        EXPECT_EQ(bits_on(f.c, 3, f.two), four) << f.c.name();
+    }
 }
 
 // 16-bit planar 2-D gradient of downsampling, a large diff_src: the rows

@@ -147,12 +147,16 @@ interp_batch batch_of(const interp_plan &p) {
     if (p.source != interp_source::f32 || p.levels == interp_levels::channels_last_fused_runs_2d)
         return interp_batch::one;
     const std::vector<uint8_t> &sym4 = p.grouped[0].sym4;
-    return std::find(sym4.begin(), sym4.end(), 1) != sym4.end() ? interp_batch::four : interp_batch::one;
+    if (std::find(sym4.begin(), sym4.end(), 1) == sym4.end()) return interp_batch::one;
+    const double slice_bytes = double(p.slice_floats[0]) * double(sizeof(float));
+    return p.nsp >= 3 && slice_bytes >= double(size_threshold(level0_batch_two_min_bytes)) ? interp_batch::two
+                                                                                          : interp_batch::four;
 }
 
 int64_t inputs_of(const interp_plan &p, interp_batch b) {
     switch (b) {
         case interp_batch::four: return 4;
+        case interp_batch::two: return 2;
         case interp_batch::eight: return 8;
         case interp_batch::sixteen: return 16;
         case interp_batch::task: return p.in[0];
@@ -246,6 +250,7 @@ std::string to_string(interp_batch b) {
         case interp_batch::none: return "";
         case interp_batch::one: return "batch=1";
         case interp_batch::four: return "batch=4";
+        case interp_batch::two: return "batch=2";
         case interp_batch::eight: return "batch=8";
         case interp_batch::task: return "batch=task";
         case interp_batch::sixteen: return "batch=16";

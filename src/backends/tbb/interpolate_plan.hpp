@@ -72,6 +72,7 @@ enum class interp_batch {
     none,
     one,  // each input alone: its slice goes on to the next level while in cache
     four, // axis 0 has 2x linear interiors: slices shared by neighbours are loaded once
+    two,  // the same, three axes and more, slices of level0_batch_two_min_bytes and up
     eight, // planar 2-D, stride-2 row gather: the rows of 8 inputs gathered while in L1
     task, // planar 2-D, other row gathers: every input of a task (their tables loaded once per call)
     sixteen, // as task, 16-bit planes whose f32 tile would not stay in L1: 16 inputs at a time
@@ -200,6 +201,10 @@ constexpr int64_t interp_one_task_max_bytes = int64_t(32) << 10;
 constexpr int64_t interp_stack_scratch_bytes = int64_t(4) << 10;
 
 constexpr int64_t column_prefetch_min_bytes = int64_t(64) << 10;
+// f32 level-0 slices in place from which a batch of 2x linear interiors is
+// two inputs, not four: four read ten such slices and write four at once,
+// and the batches of two ran 10-20% faster (bench/NOTES.md).
+constexpr int64_t level0_batch_two_min_bytes = int64_t(512) << 10;
 // Below, the hardware prefetchers keep up and bursts of prefetches do not stall.
 constexpr int64_t small_planes_prefetch_min_bytes = 1024;
 
