@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "backends/tbb/cpu.hpp"
 #include "backends/tbb/size_thresholds.hpp"
 #include "core/allocate.hpp"
 #include "support/partition_kinds.hpp"
@@ -179,6 +180,8 @@ TEST(AllocationFaults, TbbKernelsKeepTheirWorkingMemory) {
             {PK::relu_into_bn_src, {16, 8, 256, 256}, false, data_type::f32}, // a task's ReLU decisions, 128 KB
     };
     for (const kind_case &c : large) {
+        // (The planar ReLU decisions are kept by the AVX-512 loops alone.)
+        if (c.kind == PK::relu_into_bn_src && !c.nxc && !tbb_backend::has_avx512f()) continue;
         SCOPED_TRACE(name_of(c));
         const compiled_partition reference = compile_case(c, backend_kind::tbb);
         case_buffers b(reference, 11, 0xA5);
