@@ -335,12 +335,15 @@ BPG_ALWAYS_INLINE void update(const bn_plan &p, const data &d, const coeffs &cf,
                 update_rows_wide<T, F, hw.value>(p, d, cf, g0, g1, 0, p.K, out_row(g0), run_rows ? p.K : p.ds.a, false);
             });
         } else {
-            for (int64_t a = g0; a < g1; ++a) {
-                const int64_t s0 = a * p.src.a, d0 = a * p.dd.a, x0 = a * p.relu_in.a;
-                T *out = out_row(a);
-                for (int64_t k = 0; k < p.K; ++k)
-                    out[k] = from_f32<T>(diff_src_one(rd, global, d0 + k, s0 + k, x0 + k, ak[k], c2[k], m[k], c0[k]));
-            }
+            with_global(global, [&](auto global_stats) BPG_LAMBDA_INLINE {
+                for (int64_t a = g0; a < g1; ++a) {
+                    const int64_t s0 = a * p.src.a, d0 = a * p.dd.a, x0 = a * p.relu_in.a;
+                    T *out = out_row(a);
+                    for (int64_t k = 0; k < p.K; ++k)
+                        out[k] = from_f32<T>(diff_src_one(
+                                rd, global_stats.value, d0 + k, s0 + k, x0 + k, ak[k], c2[k], m[k], c0[k]));
+                }
+            });
         }
         rows.finish();
     }
