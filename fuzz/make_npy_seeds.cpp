@@ -2,6 +2,7 @@
 // supported dtype, ranks 0 to 4, an empty array, and format versions 1.0,
 // 2.0 and 3.0 (the fuzzer mutates from there).
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     const std::string dir = argv[1];
+    std::filesystem::create_directories(dir);
     const std::vector<bpg::io::npy_array> arrays = {
             array_of("<f4", {2, 3}, 4), array_of("<f4", {}, 4), array_of("<f2", {1, 2, 2, 3}, 2),
             array_of("<i4", {5}, 4), array_of("<f8", {2, 1, 2}, 8), array_of("<f4", {0, 3}, 4)};

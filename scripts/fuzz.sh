@@ -32,13 +32,7 @@ conformance="${BPG_CONFORMANCE_DIR-../shared/conformance/onednn-graph-json}"
 if [ -n "$conformance" ] && [ -d "$conformance" ]; then cp "$conformance"/*.json "$corpus/seed_json/"; fi
 # Recipes of fuzz/json_generator.hpp (first byte < 0x10), so deep, long and
 # duplicate-key documents are in the corpus from the start.
-printf '\000\237\206\001\000\125\000' >"$corpus/seed_json/recipe-deep-100000"
-printf '\000\077\000\000\000\000\001' >"$corpus/seed_json/recipe-deep-64-levels-in-attr"
-printf '\001\377\377\001\000\000\000' >"$corpus/seed_json/recipe-array-131071"
-printf '\001\000\001\000\000\001\000' >"$corpus/seed_json/recipe-shape-256"
-printf '\002\377\007\000' >"$corpus/seed_json/recipe-ops-2048"
-printf '\003\377\377\017\000\012\000' >"$corpus/seed_json/recipe-name-1MiB"
-for where in 0 1 2 3; do printf "\\004\\00$where" >"$corpus/seed_json/recipe-duplicate-$where"; done
+cp fuzz/seeds/json/* "$corpus/seed_json/" # recipes of json_generator.hpp
 build-fuzz/bin/make_npy_seeds "$corpus/seed_npy" >/dev/null
 
 # Inputs are tiny: one OpenMP thread (the targets limit oneTBB to one too).

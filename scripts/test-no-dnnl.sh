@@ -16,4 +16,4 @@ if ldd build-nodnnl/bin/bpg-run | grep -q libdnnl; then
 fi
 # The huge label (HugeShapes: 64-bit offsets of the oneTBB kernels, ~13 GiB and minutes
 # of page faults) is left to scripts/test.sh too: it runs the same kernels there.
-ctest --test-dir build-nodnnl --output-on-failure -j"$(nproc)" --timeout 600 -LE 'python|huge'
+ctest --test-dir build-nodnnl --output-on-failure -j"$(nproc)" --timeout 600 -LE 'python|huge|large'

@@ -29,4 +29,4 @@ export CMAKE_PREFIX_PATH="$(dirname "$lib_dir")${CMAKE_PREFIX_PATH:+:$CMAKE_PREF
 export BPG_EXPECT_ONEDNN="$version"
 # The huge label (HugeShapes: 64-bit offsets of the oneTBB kernels, ~13 GiB and minutes
 # of page faults) is left to scripts/test.sh too: it runs the same kernels there.
-ctest --test-dir build-onednn3 --output-on-failure -j"$(nproc)" --timeout 600 -LE 'python|huge'
+ctest --test-dir build-onednn3 --output-on-failure -j"$(nproc)" --timeout 600 -LE 'python|huge|large'

@@ -22,5 +22,5 @@ start=$(date +%s)
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" -DBPG_SANITIZE=address,undefined -DBPG_TORCH=OFF "$@" >/dev/null
 cmake --build build-asan -j"$jobs"
 build-asan/bin/bpg-tests-bad_inputs --gtest_filter='BadInputCatalogue.*' | grep 'bad-input catalogue'
-ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 900 -LE 'huge|mpi'
+ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 900 -LE 'huge|mpi|large'
 echo "test-sanitizers: ASan+UBSan build and suite in $(( $(date +%s) - start )) s"

@@ -319,17 +319,34 @@ bn_case channels_last_case(const channels_last_variant &v, const dims &small) {
 // The reference's values, the same bits on 3 threads and from the staged
 // path (buffers off a 64-byte boundary); training, use_global_stats with
 // diff_gamma/diff_beta (1) and without (0), a ReLU fused into either input.
+void expect_channels_last_cases(const std::vector<channels_last_variant> &variants, const dims &small_rows,
+        uint32_t seed) {
+    for (const channels_last_variant &v : variants) {
+        dims small = small_rows;
+        small.push_back(v.k);
+        const bn_case c = channels_last_case(v, small);
+        expect_reference_values_and_same_bits(c, seed);
+        if (v.relu >= 0 && !v.large) expect_fused_equals_apart(c, seed);
+    }
+}
+
+// Large: 16.2-16.8 MB of diff_src (label `large`); small: 2 x 9 x 7 rows.
+TEST(TbbBatchNorm, LargeChannelsLastAnyChannelCount) {
+    using variant = channels_last_variant;
+    const data_type f32 = data_type::f32, bf16 = data_type::bf16, f16 = data_type::f16;
+    expect_channels_last_cases({variant {f32, 80, -1, -1, true}, variant {bf16, 112, -1, -1, true},
+                                       variant {f16, 80, -1, -1, true}, variant {bf16, 128, 1, -1, true},
+                                       variant {f16, 112, -1, 1, true}, variant {bf16, 80, -1, 0, true},
+                                       variant {f32, 130, -1, -1, true}, variant {f16, 130, 0, 1, true}},
+            {2, 9, 7}, 41);
+}
+
 TEST(TbbBatchNorm, ChannelsLastAnyChannelCount) {
     using variant = channels_last_variant;
     const data_type f32 = data_type::f32, bf16 = data_type::bf16, f16 = data_type::f16;
-    for (const variant v : {variant {f32, 80, -1, -1, true}, variant {bf16, 112, -1, -1, true},
-                 variant {f16, 80, -1, -1, true}, variant {bf16, 128, 1, -1, true}, variant {f16, 112, -1, 1, true},
-                 variant {bf16, 80, -1, 0, true}, variant {f32, 130, -1, -1, true}, variant {f16, 130, 0, 1, true},
-                 variant {bf16, 96, 0, -1, false}, variant {f32, 20, -1, 1, false}, variant {f16, 130, 1, -1, false},
-                 variant {bf16, 144, -1, 0, false}}) {
-        // Large: 16.2-16.8 MB of diff_src; small: 2 x 9 x 7 rows.
-        expect_reference_values_and_same_bits(channels_last_case(v, {2, 9, 7, v.k}), 41);
-    }
+    expect_channels_last_cases({variant {bf16, 96, 0, -1, false}, variant {f32, 20, -1, 1, false},
+                                       variant {f16, 130, 1, -1, false}, variant {bf16, 144, -1, 0, false}},
+            {2, 9, 7}, 41);
 }
 
 // Channels-last with fewer than 16 channels (rows of every tensor one after
@@ -342,20 +359,25 @@ TEST(TbbBatchNorm, ChannelsLastAnyChannelCount) {
 // 64-byte boundary (the elements before the first line one by one);
 // training, use_global_stats with diff_gamma/diff_beta (1) and without (0),
 // a ReLU fused into either input.
+// Large: 16.0-16.3 MB of diff_src (label `large`); small: 2 x 37 x 7 rows
+// (259: one chunk of 256 rows and a partial one).
+TEST(TbbBatchNorm, LargeChannelsLastFewChannels) {
+    using variant = channels_last_variant;
+    const data_type f32 = data_type::f32, bf16 = data_type::bf16, f16 = data_type::f16;
+    expect_channels_last_cases({variant {f32, 3, -1, -1, true}, variant {bf16, 5, 1, -1, true},
+                                       variant {f16, 12, -1, 1, true}, variant {f32, 15, 0, 0, true}},
+            {2, 37, 7}, 47);
+}
+
 TEST(TbbBatchNorm, ChannelsLastFewChannels) {
     using variant = channels_last_variant;
     const data_type f32 = data_type::f32, bf16 = data_type::bf16, f16 = data_type::f16;
-    for (const variant v : {variant {f32, 3, -1, -1, true}, variant {bf16, 5, 1, -1, true},
-                 variant {f16, 12, -1, 1, true}, variant {f32, 15, 0, 0, true}, variant {f32, 1, -1, -1, false},
-                 variant {f32, 2, 0, 1, false}, variant {bf16, 3, -1, 0, false}, variant {f16, 6, 1, -1, false},
-                 variant {f32, 7, 1, -1, false}, variant {bf16, 8, 0, 1, false}, variant {f16, 9, -1, -1, false},
-                 variant {f32, 13, -1, 1, false}, variant {bf16, 15, 0, -1, false}, variant {f16, 1, 1, 0, false}}) {
-        // Large: 16.0-16.3 MB of diff_src; small: 2 x 37 x 7 rows (259: one
-        // chunk of 256 rows and a partial one).
-        const bn_case c = channels_last_case(v, {2, 37, 7, v.k});
-        expect_reference_values_and_same_bits(c, 47);
-        if (v.relu >= 0 && !v.large) expect_fused_equals_apart(c, 47);
-    }
+    expect_channels_last_cases({variant {f32, 1, -1, -1, false}, variant {f32, 2, 0, 1, false},
+                                       variant {bf16, 3, -1, 0, false}, variant {f16, 6, 1, -1, false},
+                                       variant {f32, 7, 1, -1, false}, variant {bf16, 8, 0, 1, false},
+                                       variant {f16, 9, -1, -1, false}, variant {f32, 13, -1, 1, false},
+                                       variant {bf16, 15, 0, -1, false}, variant {f16, 1, 1, 0, false}},
+            {2, 37, 7}, 47);
 }
 
 // The generic loops (a CPU without AVX-512) give the AVX-512 paths' bits:
