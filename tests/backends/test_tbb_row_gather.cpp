@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "backends/tbb/row_gather.hpp"
+#include "backends/tbb/row_gather_avx2.hpp"
 #include "backends/tbb/simd_store.hpp"
 #include "support/aligned.hpp"
 #include "support/axis_cases.hpp"
@@ -97,6 +98,41 @@ TEST(TbbRowGather, StreamedRowsMatchOrdinaryStoresBitForBit) {
         }
     }
     EXPECT_GT(streamed, 50);
+}
+
+// The AVX2 form (CPUs without AVX-512) gives the scalar loop's bits: the axis
+// cases, downsampling, 3x and 4x (windows wider than two vectors: hardware
+// gathers), non-integer scales, every coordinate and nearest mode; all
+// blocks and a tail range of blocks; nothing written between the rows.
+TEST(TbbRowGather, Avx2FormGivesTheScalarBits) {
+    if (!__builtin_cpu_supports("avx2")) GTEST_SKIP() << "no AVX2 on this CPU";
+    std::mt19937 rng(11);
+    std::vector<axis_case> all = cases();
+    for (const axis_case &c : axis_cases({3, 5, 16, 28, 33}))
+        for (int64_t out : {c.in * 3, c.in * 4 + 1, c.in / 2 + 1, (c.in * 4) / 3})
+            all.push_back({c.in * (out < c.in ? 2 : 1), out, c.mode, c.nearest, c.rounding});
+    all.push_back({224, 299, kernels::coord_mode::half_pixel, false, kernels::nearest_rounding::round_prefer_ceil});
+    all.push_back({299, 224, kernels::coord_mode::align_corners, false, kernels::nearest_rounding::round_prefer_ceil});
+    int gathers = 0;
+    for (const axis_case &c : all) {
+        const kernels::axis_gather g = c.gather();
+        const tbb_backend::row_gather_table t = tbb_backend::make_row_gather(g);
+        for (uint8_t wide : t.half_gather) gathers += wide;
+        const int64_t nrows = 3, nblocks = (c.in + 15) / 16, stride = c.in + 5;
+        const rows src = random_rows(c.out, nrows, rng);
+        for (int64_t b0 : {int64_t(0), std::min<int64_t>(1, nblocks - 1)}) {
+            std::vector<float> a(size_t(nrows * stride), -7.f), b(a.size(), -7.f);
+            tbb_backend::gather_rows_avx2(t, g, src.data.data(), src.stride, a.data(), stride, nrows, b0, nblocks);
+            tbb_backend::gather_rows_scalar(g, src.data.data(), src.stride, b.data(), stride, nrows, b0, nblocks);
+            SCOPED_TRACE(testing::Message() << "in " << c.in << " out " << c.out << " mode " << int(c.mode)
+                                            << " nearest " << c.nearest << " rounding " << int(c.rounding)
+                                            << " from block " << b0);
+            ASSERT_EQ(std::memcmp(a.data(), b.data(), a.size() * 4), 0);
+            for (int64_t r = 0; r < nrows; ++r)
+                for (int64_t i = c.in - 16 * b0; i < stride; ++i) ASSERT_EQ(a[size_t(r * stride + i)], -7.f) << r << " " << i;
+        }
+    }
+    EXPECT_GT(gathers, 50); // the hardware-gather slots ran too
 }
 
 // The partial-vector store of the AVX-512 kernels writes lanes [0, n) and not

@@ -1,6 +1,7 @@
 #include "backends/tbb/row_gather.hpp"
 
 #include "backends/tbb/cpu.hpp"
+#include "backends/tbb/row_gather_avx2.hpp"
 #include "backends/tbb/row_gather_stride2.hpp"
 #include "backends/tbb/simd_store.hpp"
 
@@ -48,18 +49,11 @@ row_gather_table make_row_gather(const kernels::axis_gather &g) {
         t.block_slots.push_back(int64_t(t.slots.size()));
     }
     add_stride2_form(t, g);
+    add_avx2_form(t);
     return t;
 }
 
 namespace {
-
-void gather_scalar(const kernels::axis_gather &g, const float *src, float *out, int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i) {
-        float acc = 0.f;
-        for (int64_t t = g.begin[size_t(i)]; t < g.begin[size_t(i) + 1]; ++t) acc += g.weight[size_t(t)] * src[g.output[size_t(t)]];
-        out[i - i0] = acc;
-    }
-}
 
 __attribute__((target("avx512f"))) void gather_avx512(const row_gather_table &t, const kernels::axis_gather &g,
         const float *src, float *out, int64_t b0, int64_t b1) {
@@ -223,14 +217,17 @@ void gather_rows(const row_gather_table &t, const kernels::axis_gather &g, const
         return gather_rows_stride2(t, g, src, src_stride, out, out_stride, nrows, 0, int64_t(t.block_slots.size()) - 1);
     if (has_avx512f() && stream) return gather_rows_avx512<true>(t, g, src, src_stride, out, out_stride, nrows);
     if (has_avx512f()) return gather_rows_avx512<false>(t, g, src, src_stride, out, out_stride, nrows);
-    for (int64_t r = 0; r < nrows; ++r) gather_scalar(g, src + r * src_stride, out + r * out_stride, 0, g.in);
+    const int64_t nblocks = int64_t(t.block_slots.size()) - 1;
+    if (has_avx2()) return gather_rows_avx2(t, g, src, src_stride, out, out_stride, nrows, 0, nblocks);
+    gather_rows_scalar(g, src, src_stride, out, out_stride, nrows, 0, nblocks);
 }
 
 void gather_row(const row_gather_table &t, const kernels::axis_gather &g, const float *src, float *out,
         int64_t b0, int64_t b1) {
     if (has_avx512f() && t.stride2) return gather_rows_stride2(t, g, src, 0, out, 0, 1, b0, b1);
     if (has_avx512f()) return gather_avx512(t, g, src, out, b0, b1);
-    gather_scalar(g, src, out, 16 * b0, std::min(g.in, 16 * b1));
+    if (has_avx2()) return gather_rows_avx2(t, g, src, 0, out, 0, 1, b0, b1);
+    gather_rows_scalar(g, src, 0, out, 0, 1, b0, b1);
 }
 
 } // namespace bpg::tbb_backend

@@ -5,7 +5,8 @@
 // t - 1), so a slot loads those 32 floats and permutes them into lanes; a
 // wider slot uses a hardware gather. Every tap is a masked FMA (masked, not
 // zero-weighted, so NaN/inf never reach a lane that does not read them).
-// Without AVX-512 the scalar loop runs. Both sum the taps of an input in
+// Without AVX-512, the AVX2 form of row_gather_avx2.hpp or the scalar loop.
+// All sum the taps of an input in
 // increasing output order.
 #pragma once
 
@@ -44,6 +45,16 @@ struct row_gather_table {
     std::vector<float> s2_weight;        // 16 per slot
     std::vector<uint8_t> s2_common;      // per block: every lane has every tap, with common_weight
     std::vector<float> s2_common_weight; // s2_k weights of the interior blocks (kept in registers)
+    // AVX2 form (row_gather_avx2.hpp), 8 lanes per table row: each block's
+    // two halves of 8 inputs and the slots with a tap in one of their lanes.
+    std::vector<int64_t> half_begin;     // 2 * blocks + 1: half-slots of half j are [j], [j + 1])
+    std::vector<int64_t> half_first;     // per half-slot: the lowest output its lanes read
+    std::vector<uint8_t> half_gather;    // per half-slot: window over 16 outputs (hardware gather)
+    std::vector<int32_t> half_idx;       // from half_first
+    std::vector<float> half_weight;
+    std::vector<int32_t> half_lanes;     // -1 where the lane has the tap, else 0
+    std::vector<int32_t> half_load_lo;   // -1 on the window's first 8 outputs
+    std::vector<int32_t> half_load_hi;   // -1 on its next 8
 };
 
 row_gather_table make_row_gather(const kernels::axis_gather &g);

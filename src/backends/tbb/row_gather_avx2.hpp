@@ -1,0 +1,30 @@
+// The row gather of row_gather.hpp on CPUs with AVX2 and without AVX-512, and
+// the scalar loop under both. The AVX2 form takes each block of 16 inputs as
+// two halves of 8 lanes; a slot loads the (at most 16) outputs its lanes read
+// with two masked loads and permutes them into place, or gathers a wider
+// window. Both give the same bits: each input's taps in increasing output
+// order, a multiply then an add, lanes without the tap untouched.
+#pragma once
+
+#include <cstdint>
+
+#include "backends/tbb/row_gather.hpp"
+
+namespace bpg::tbb_backend {
+
+// The CPU runs AVX2 (asked once).
+inline bool has_avx2() {
+    static const bool yes = __builtin_cpu_supports("avx2");
+    return yes;
+}
+
+// Fills the half_* tables of t from its slots.
+void add_avx2_form(row_gather_table &t);
+
+// Inputs of blocks [b0, b1) of nrows rows: out[r * out_stride + i - 16 * b0].
+void gather_rows_scalar(const kernels::axis_gather &g, const float *src, int64_t src_stride, float *out,
+        int64_t out_stride, int64_t nrows, int64_t b0, int64_t b1);
+void gather_rows_avx2(const row_gather_table &t, const kernels::axis_gather &g, const float *src, int64_t src_stride,
+        float *out, int64_t out_stride, int64_t nrows, int64_t b0, int64_t b1);
+
+} // namespace bpg::tbb_backend
