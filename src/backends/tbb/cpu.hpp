@@ -18,6 +18,12 @@ inline bool has_avx512f() {
     return yes && !generic_kernels_only().load(std::memory_order_relaxed);
 }
 
+// AVX2 (the row gather's form for CPUs without AVX-512).
+inline bool has_avx2() {
+    static const bool yes = __builtin_cpu_supports("avx2");
+    return yes;
+}
+
 // AVX512_BF16 too (vcvtneps2bf16), where has_avx512f().
 inline bool has_avx512_bf16() {
     static const bool yes = __builtin_cpu_supports("avx512bf16");

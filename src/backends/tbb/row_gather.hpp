@@ -6,8 +6,7 @@
 // wider slot uses a hardware gather. Every tap is a masked FMA (masked, not
 // zero-weighted, so NaN/inf never reach a lane that does not read them).
 // Without AVX-512, the AVX2 form of row_gather_avx2.hpp or the scalar loop.
-// All sum the taps of an input in
-// increasing output order.
+// All sum the taps of an input in increasing output order.
 #pragma once
 
 #include <cstdint>
@@ -53,8 +52,7 @@ struct row_gather_table {
     std::vector<int32_t> half_idx;       // from half_first
     std::vector<float> half_weight;
     std::vector<int32_t> half_lanes;     // -1 where the lane has the tap, else 0
-    std::vector<int32_t> half_load_lo;   // -1 on the window's first 8 outputs
-    std::vector<int32_t> half_load_hi;   // -1 on its next 8
+    std::vector<int32_t> half_window;    // per half-slot: outputs its two masked loads read (<= 16)
 };
 
 row_gather_table make_row_gather(const kernels::axis_gather &g);

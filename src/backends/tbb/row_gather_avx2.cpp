@@ -25,13 +25,12 @@ void add_avx2_form(row_gather_table &t) {
                 const int64_t window = int64_t(hi) - lo + 1;
                 t.half_first.push_back(t.slots[size_t(k)].first_output + lo);
                 t.half_gather.push_back(window > 16);
+                t.half_window.push_back(int32_t(std::min<int64_t>(window, 16)));
                 for (int j = 0; j < 8; ++j) {
                     const bool has = mask >> j & 1u;
                     t.half_idx.push_back(has ? idx[j] - lo : 0);
                     t.half_weight.push_back(t.weight[size_t(16 * k + 8 * h + j)]);
                     t.half_lanes.push_back(has ? -1 : 0);
-                    t.half_load_lo.push_back(j < window ? -1 : 0);
-                    t.half_load_hi.push_back(j + 8 < window ? -1 : 0);
                 }
             }
             t.half_begin.push_back(int64_t(t.half_first.size()));
@@ -49,8 +48,9 @@ __attribute__((target("avx2"), always_inline)) inline __m256i load8(const int32_
 // the lane has the tap; the scalar loop's operations in its order.
 __attribute__((target("avx2"))) void half_rows(const row_gather_table &t, int64_t s0, int64_t s1, const float *src,
         int64_t src_stride, float *out, int64_t out_stride, int64_t nrows, int64_t n) {
-    const __m256i store = _mm256_cmpgt_epi32(_mm256_set1_epi32(int32_t(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
     const __m256i seven = _mm256_set1_epi32(7);
+    const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), iota8 = _mm256_add_epi32(iota, _mm256_set1_epi32(8));
+    const __m256i store = _mm256_cmpgt_epi32(_mm256_set1_epi32(int32_t(n)), iota);
     for (int64_t r = 0; r < nrows; ++r) {
         const float *row = src + r * src_stride;
         __m256 acc = _mm256_setzero_ps();
@@ -60,8 +60,9 @@ __attribute__((target("avx2"))) void half_rows(const row_gather_table &t, int64_
             const __m256 lanes = _mm256_castsi256_ps(load8(t.half_lanes.data() + 8 * s));
             __m256 v;
             if (!t.half_gather[size_t(s)]) {
-                const __m256 a = _mm256_maskload_ps(base, load8(t.half_load_lo.data() + 8 * s));
-                const __m256 b = _mm256_maskload_ps(base + 8, load8(t.half_load_hi.data() + 8 * s));
+                const __m256i window = _mm256_set1_epi32(t.half_window[size_t(s)]);
+                const __m256 a = _mm256_maskload_ps(base, _mm256_cmpgt_epi32(window, iota));
+                const __m256 b = _mm256_maskload_ps(base + 8, _mm256_cmpgt_epi32(window, iota8));
                 const __m256 upper = _mm256_castsi256_ps(_mm256_cmpgt_epi32(idx, seven));
                 v = _mm256_blendv_ps(_mm256_permutevar8x32_ps(a, idx), _mm256_permutevar8x32_ps(b, idx), upper);
             } else {

@@ -12,12 +12,6 @@
 
 namespace bpg::tbb_backend {
 
-// The CPU runs AVX2 (asked once).
-inline bool has_avx2() {
-    static const bool yes = __builtin_cpu_supports("avx2");
-    return yes;
-}
-
 // Fills the half_* tables of t from its slots.
 void add_avx2_form(row_gather_table &t);
 
