@@ -4,7 +4,7 @@ set -euo pipefail
 # ocl-icd-opencl-dev: Debian's oneDNN is built with the OpenCL GPU runtime, so
 # its CMake package (dnnl-config.cmake) requires OpenCL's headers and loader;
 # libdnnl-dev only recommends them, and recommends are not installed here.
-packages=(cmake make g++ libdnnl-dev ocl-icd-opencl-dev libtbb-dev nlohmann-json3-dev libcli11-dev libbenchmark-dev libgtest-dev)
+packages=(cmake make ninja-build g++ libdnnl-dev ocl-icd-opencl-dev libtbb-dev nlohmann-json3-dev libcli11-dev libbenchmark-dev libgtest-dev)
 # The PyTorch extension (BPG_TORCH) and its python tests: Debian's torch.
 packages+=(python3-torch libtorch-dev python3-pytest python3-numpy python3-dev)
 # The MPI example of SyncBatchNorm (ctest runs it on 2 and 3 processes).

@@ -1,8 +1,8 @@
 // The fused channels-last run kernel of run_sum_gather.hpp as templates over
 // its source rows and diff_src type, shared by the entry of each
-// (run_sum_gather.cpp: f32; run_sum_gather16.cpp: bf16 and f16): one
-// translation unit a dtype, so that a build spreads the instantiations over
-// its cores. Include only from those two files.
+// (run_sum_gather.cpp: f32; run_sum_gather_bf16.cpp, _f32_to_bf16.cpp and
+// _f16.cpp: 16-bit): a few instantiations a translation unit, so that a
+// build spreads them over its cores. Include only from those files.
 #pragma once
 
 #include <algorithm>
