@@ -103,7 +103,8 @@ TEST(TbbRowGather, StreamedRowsMatchOrdinaryStoresBitForBit) {
 // The AVX2 form (CPUs without AVX-512) gives the scalar loop's bits: the axis
 // cases, downsampling, 3x and 4x (windows wider than two vectors: hardware
 // gathers), non-integer scales, every coordinate and nearest mode; all
-// blocks and a tail range of blocks; nothing written between the rows.
+// blocks and a tail range of blocks; nothing written between the rows. The
+// tables of the stride-2 form, in it and in the form of the others too.
 TEST(TbbRowGather, Avx2FormGivesTheScalarBits) {
     if (!__builtin_cpu_supports("avx2")) GTEST_SKIP() << "no AVX2 on this CPU";
     std::mt19937 rng(11);
@@ -113,10 +114,17 @@ TEST(TbbRowGather, Avx2FormGivesTheScalarBits) {
             all.push_back({c.in * (out < c.in ? 2 : 1), out, c.mode, c.nearest, c.rounding});
     all.push_back({224, 299, kernels::coord_mode::half_pixel, false, kernels::nearest_rounding::round_prefer_ceil});
     all.push_back({299, 224, kernels::coord_mode::align_corners, false, kernels::nearest_rounding::round_prefer_ceil});
-    int gathers = 0;
+    int gathers = 0, stride2_tables = 0;
+    std::vector<std::pair<axis_case, bool>> runs; // (case, its stride-2 form off)
     for (const axis_case &c : all) {
+        runs.push_back({c, false});
+        if (tbb_backend::make_row_gather(c.gather()).stride2) runs.push_back({c, true});
+    }
+    for (const auto &[c, slots_only] : runs) {
         const kernels::axis_gather g = c.gather();
-        const tbb_backend::row_gather_table t = tbb_backend::make_row_gather(g);
+        tbb_backend::row_gather_table t = tbb_backend::make_row_gather(g);
+        stride2_tables += t.stride2 && !slots_only;
+        if (slots_only) t.stride2 = false;
         for (uint8_t wide : t.half_gather) gathers += wide;
         const int64_t nrows = 3, nblocks = (c.in + 15) / 16, stride = c.in + 5;
         const rows src = random_rows(c.out, nrows, rng);
@@ -126,13 +134,14 @@ TEST(TbbRowGather, Avx2FormGivesTheScalarBits) {
             tbb_backend::gather_rows_scalar(g, src.data.data(), src.stride, b.data(), stride, nrows, b0, nblocks);
             SCOPED_TRACE(testing::Message() << "in " << c.in << " out " << c.out << " mode " << int(c.mode)
                                             << " nearest " << c.nearest << " rounding " << int(c.rounding)
-                                            << " from block " << b0);
+                                            << " from block " << b0 << " stride-2 form " << t.stride2);
             ASSERT_EQ(std::memcmp(a.data(), b.data(), a.size() * 4), 0);
             for (int64_t r = 0; r < nrows; ++r)
                 for (int64_t i = c.in - 16 * b0; i < stride; ++i) ASSERT_EQ(a[size_t(r * stride + i)], -7.f) << r << " " << i;
         }
     }
     EXPECT_GT(gathers, 50); // the hardware-gather slots ran too
+    EXPECT_GT(stride2_tables, 100);
 }
 
 // The partial-vector store of the AVX-512 kernels writes lanes [0, n) and not

@@ -53,6 +53,8 @@ struct row_gather_table {
     std::vector<float> half_weight;
     std::vector<int32_t> half_lanes;     // -1 where the lane has the tap, else 0
     std::vector<int32_t> half_window;    // per half-slot: outputs its two masked loads read (<= 16)
+    std::vector<float> s2_half_weight;   // stride-2 form: s2_weight, lanes in the order of its shuffles
+    std::vector<int32_t> s2_half_lanes;  // the same of s2_mask: -1 where the lane has the tap, else 0
 };
 
 row_gather_table make_row_gather(const kernels::axis_gather &g);

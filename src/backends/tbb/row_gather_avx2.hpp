@@ -2,8 +2,10 @@
 // the scalar loop under both. The AVX2 form takes each block of 16 inputs as
 // two halves of 8 lanes; a slot loads the (at most 16) outputs its lanes read
 // with two masked loads and permutes them into place, or gathers a wider
-// window. Both give the same bits: each input's taps in increasing output
-// order, a multiply then an add, lanes without the tap untouched.
+// window; a table of the stride-2 form (2x upsampling) takes two taps from
+// the even and odd outputs of one window of 16. All give the same bits:
+// each input's taps in increasing output order, a multiply then an add,
+// lanes without the tap untouched.
 #pragma once
 
 #include <cstdint>
