@@ -50,6 +50,12 @@ __attribute__((target("avx2"), always_inline)) inline __m256i load8(const int32_
     return _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p));
 }
 
+// The first n (1 to 8) lanes of v to o, nothing past them.
+__attribute__((target("avx2"), always_inline)) inline void store_first8(float *o, __m256 v, int64_t n) {
+    if (n == 8) return _mm256_storeu_ps(o, v);
+    _mm256_maskstore_ps(o, _mm256_cmpgt_epi32(_mm256_set1_epi32(int32_t(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)), v);
+}
+
 // The rows of one half, its half-slots [s0, s1): per slot, the window's
 // outputs permuted into lanes (or gathered), times the weights, added where
 // the lane has the tap; the scalar loop's operations in its order.
@@ -57,7 +63,6 @@ __attribute__((target("avx2"))) void half_rows(const row_gather_table &t, int64_
         int64_t src_stride, float *out, int64_t out_stride, int64_t nrows, int64_t n) {
     const __m256i seven = _mm256_set1_epi32(7);
     const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), iota8 = _mm256_add_epi32(iota, _mm256_set1_epi32(8));
-    const __m256i store = _mm256_cmpgt_epi32(_mm256_set1_epi32(int32_t(n)), iota);
     for (int64_t r = 0; r < nrows; ++r) {
         const float *row = src + r * src_stride;
         __m256 acc = _mm256_setzero_ps();
@@ -78,9 +83,7 @@ __attribute__((target("avx2"))) void half_rows(const row_gather_table &t, int64_
             const __m256 w = _mm256_loadu_ps(t.half_weight.data() + 8 * s);
             acc = _mm256_blendv_ps(acc, _mm256_add_ps(acc, _mm256_mul_ps(v, w)), lanes);
         }
-        float *o = out + r * out_stride;
-        if (n == 8) _mm256_storeu_ps(o, acc);
-        else _mm256_maskstore_ps(o, store, acc);
+        store_first8(out + r * out_stride, acc, n);
     }
 }
 
@@ -164,7 +167,6 @@ __attribute__((target("avx2"))) void stride2_rows(const row_gather_table &t, con
         const float *src, int64_t src_stride, float *out, int64_t out_stride, int64_t nrows, int64_t b0, int64_t b1) {
     __m256 common[K];
     for (int k = 0; k < K; ++k) common[k] = _mm256_set1_ps(t.s2_common_weight.empty() ? 0.f : t.s2_common_weight[size_t(k)]);
-    const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     const int64_t outs = g.out, last_window = (K - 1) / 2 * 2;
     for (int64_t b = b0; b < b1; ++b) {
         float *o = out + 16 * (b - b0);
@@ -185,15 +187,12 @@ __attribute__((target("avx2"))) void stride2_rows(const row_gather_table &t, con
             const bool inside = at_h >= 0 && at_h + last_window + 16 <= outs;
             const float *w = t.s2_half_weight.data() + 16 * K * b + 8 * h;
             const int32_t *lanes = t.s2_half_lanes.data() + 16 * K * b + 8 * h;
-            const __m256i store = _mm256_cmpgt_epi32(_mm256_set1_epi32(int32_t(n)), iota);
             const edge_window edge = inside ? edge_window {} : edge_masks(outs, at_h);
             for (int64_t r = 0; r < nrows; ++r) {
                 const float *row = src + r * src_stride;
                 const __m256 acc = inside ? stride2_sum<K, true, true>(row, at_h, edge, common, w, lanes)
                                           : stride2_sum<K, true, false>(row, at_h, edge, common, w, lanes);
-                float *orow = o + r * out_stride + 8 * h;
-                if (n == 8) _mm256_storeu_ps(orow, acc);
-                else _mm256_maskstore_ps(orow, store, acc);
+                store_first8(o + r * out_stride + 8 * h, acc, n);
             }
         }
     }
