@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "backends/tbb/cpu.hpp"
 #include "backends/tbb/row_gather.hpp"
 #include "backends/tbb/row_gather_avx2.hpp"
 #include "backends/tbb/simd_store.hpp"
@@ -44,6 +45,7 @@ TEST(TbbRowGather, Stride2FormMatchesSlotFormBitForBit) {
         const tbb_backend::row_gather_table with = tbb_backend::make_row_gather(g);
         tbb_backend::row_gather_table without = with;
         without.stride2 = false;
+        if (without.avx2_form) tbb_backend::add_avx2_form(without); // the tables of the slot form
         stride2_tables += with.stride2;
         const int64_t nrows = 3;
         const rows src = random_rows(c.out, nrows, rng);
@@ -104,7 +106,8 @@ TEST(TbbRowGather, StreamedRowsMatchOrdinaryStoresBitForBit) {
 // cases, downsampling, 3x and 4x (windows wider than two vectors: hardware
 // gathers), non-integer scales, every coordinate and nearest mode; all
 // blocks and a tail range of blocks; nothing written between the rows. The
-// tables of the stride-2 form, in it and in the form of the others too.
+// tables of the stride-2 form, in it and in the form of the others too. The
+// plan builds the AVX2 tables where it runs them: only there.
 TEST(TbbRowGather, Avx2FormGivesTheScalarBits) {
     if (!__builtin_cpu_supports("avx2")) GTEST_SKIP() << "no AVX2 on this CPU";
     std::mt19937 rng(11);
@@ -125,6 +128,7 @@ TEST(TbbRowGather, Avx2FormGivesTheScalarBits) {
         tbb_backend::row_gather_table t = tbb_backend::make_row_gather(g);
         stride2_tables += t.stride2 && !slots_only;
         if (slots_only) t.stride2 = false;
+        tbb_backend::add_avx2_form(t); // made by the plan on CPUs without AVX-512 only
         for (uint8_t wide : t.half_gather) gathers += wide;
         const int64_t nrows = 3, nblocks = (c.in + 15) / 16, stride = c.in + 5;
         const rows src = random_rows(c.out, nrows, rng);
@@ -142,6 +146,20 @@ TEST(TbbRowGather, Avx2FormGivesTheScalarBits) {
     }
     EXPECT_GT(gathers, 50); // the hardware-gather slots ran too
     EXPECT_GT(stride2_tables, 100);
+}
+
+// The AVX2 tables are made where the AVX2 form runs (AVX2 without AVX-512),
+// and of them only the ones of the table's form: the s2_half_* ones for a
+// stride-2 table, the half_* ones for the others.
+TEST(TbbRowGather, Avx2TablesOnlyWhereTheyRun) {
+    const bool runs = tbb_backend::has_avx2() && !tbb_backend::has_avx512f();
+    for (const axis_case &c : cases()) {
+        const tbb_backend::row_gather_table t = tbb_backend::make_row_gather(c.gather());
+        SCOPED_TRACE(testing::Message() << "in " << c.in << " out " << c.out << " stride-2 form " << t.stride2);
+        ASSERT_EQ(t.avx2_form, runs);
+        ASSERT_EQ(t.half_first.empty(), !runs || t.stride2);
+        ASSERT_EQ(t.s2_half_weight.empty(), !runs || !t.stride2);
+    }
 }
 
 // The partial-vector store of the AVX-512 kernels writes lanes [0, n) and not

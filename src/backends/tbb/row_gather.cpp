@@ -49,7 +49,7 @@ row_gather_table make_row_gather(const kernels::axis_gather &g) {
         t.block_slots.push_back(int64_t(t.slots.size()));
     }
     add_stride2_form(t, g);
-    add_avx2_form(t);
+    if (has_avx2() && !has_avx512f()) add_avx2_form(t);
     return t;
 }
 
@@ -218,7 +218,7 @@ void gather_rows(const row_gather_table &t, const kernels::axis_gather &g, const
     if (has_avx512f() && stream) return gather_rows_avx512<true>(t, g, src, src_stride, out, out_stride, nrows);
     if (has_avx512f()) return gather_rows_avx512<false>(t, g, src, src_stride, out, out_stride, nrows);
     const int64_t nblocks = int64_t(t.block_slots.size()) - 1;
-    if (has_avx2()) return gather_rows_avx2(t, g, src, src_stride, out, out_stride, nrows, 0, nblocks);
+    if (t.avx2_form) return gather_rows_avx2(t, g, src, src_stride, out, out_stride, nrows, 0, nblocks);
     gather_rows_scalar(g, src, src_stride, out, out_stride, nrows, 0, nblocks);
 }
 
@@ -226,7 +226,7 @@ void gather_row(const row_gather_table &t, const kernels::axis_gather &g, const 
         int64_t b0, int64_t b1) {
     if (has_avx512f() && t.stride2) return gather_rows_stride2(t, g, src, 0, out, 0, 1, b0, b1);
     if (has_avx512f()) return gather_avx512(t, g, src, out, b0, b1);
-    if (has_avx2()) return gather_rows_avx2(t, g, src, 0, out, 0, 1, b0, b1);
+    if (t.avx2_form) return gather_rows_avx2(t, g, src, 0, out, 0, 1, b0, b1);
     gather_rows_scalar(g, src, 0, out, 0, 1, b0, b1);
 }
 

@@ -44,8 +44,12 @@ struct row_gather_table {
     std::vector<float> s2_weight;        // 16 per slot
     std::vector<uint8_t> s2_common;      // per block: every lane has every tap, with common_weight
     std::vector<float> s2_common_weight; // s2_k weights of the interior blocks (kept in registers)
-    // AVX2 form (row_gather_avx2.hpp), 8 lanes per table row: each block's
-    // two halves of 8 inputs and the slots with a tap in one of their lanes.
+    // AVX2 form (row_gather_avx2.hpp), 8 lanes per table row, built on CPUs
+    // with AVX2 and without AVX-512 (else the scalar loop runs where the
+    // AVX-512 paths do not): each block's two halves of 8 inputs and the
+    // slots with a tap in one of their lanes; of a stride-2 table only the
+    // s2_half_* ones.
+    bool avx2_form = false;
     std::vector<int64_t> half_begin;     // 2 * blocks + 1: half-slots of half j are [j], [j + 1])
     std::vector<int64_t> half_first;     // per half-slot: the lowest output its lanes read
     std::vector<uint8_t> half_gather;    // per half-slot: window over 16 outputs (hardware gather)

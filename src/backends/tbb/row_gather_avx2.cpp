@@ -8,15 +8,27 @@
 namespace bpg::tbb_backend {
 
 void add_avx2_form(row_gather_table &t) {
-    const int64_t nblocks = int64_t(t.block_slots.size()) - 1;
-    // The stride-2 tables in the lane order its shuffles leave (stride2_rows).
-    constexpr int shuffled[16] = {0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15};
-    for (size_t k = 0; k < t.s2_mask.size(); ++k)
-        for (int lane : shuffled) {
-            t.s2_half_weight.push_back(t.s2_weight[16 * k + size_t(lane)]);
-            t.s2_half_lanes.push_back(t.s2_mask[k] >> lane & 1u ? -1 : 0);
-        }
+    t.avx2_form = true;
+    t.s2_half_weight.clear();
+    t.s2_half_lanes.clear();
     t.half_begin.assign(1, 0);
+    t.half_first.clear();
+    t.half_gather.clear();
+    t.half_idx.clear();
+    t.half_weight.clear();
+    t.half_lanes.clear();
+    t.half_window.clear();
+    if (t.stride2) {
+        // The stride-2 tables in the lane order its shuffles leave (stride2_rows).
+        constexpr int shuffled[16] = {0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15};
+        for (size_t k = 0; k < t.s2_mask.size(); ++k)
+            for (int lane : shuffled) {
+                t.s2_half_weight.push_back(t.s2_weight[16 * k + size_t(lane)]);
+                t.s2_half_lanes.push_back(t.s2_mask[k] >> lane & 1u ? -1 : 0);
+            }
+        return;
+    }
+    const int64_t nblocks = int64_t(t.block_slots.size()) - 1;
     for (int64_t b = 0; b < nblocks; ++b)
         for (int h = 0; h < 2; ++h) {
             for (int64_t k = t.block_slots[size_t(b)]; k < t.block_slots[size_t(b) + 1]; ++k) {

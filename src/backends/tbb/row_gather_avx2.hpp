@@ -14,7 +14,9 @@
 
 namespace bpg::tbb_backend {
 
-// Fills the half_* tables of t from its slots.
+// Fills the tables gather_rows_avx2 reads for t (the s2_half_* ones where
+// t.stride2, else the half_* ones; again after t.stride2 changes) and sets
+// t.avx2_form.
 void add_avx2_form(row_gather_table &t);
 
 // Inputs of blocks [b0, b1) of nrows rows: out[r * out_stride + i - 16 * b0].
