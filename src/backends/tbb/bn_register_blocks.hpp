@@ -182,11 +182,9 @@ BPG_ALWAYS_INLINE void update_rows_blocked(const bn_plan &p, const reader<T, F> 
     for (int64_t a = a0; a < a1; ++a) {
         T *out = out_row(a);
         for (int nb = 0; nb < NB; ++nb) {
-            float rb[lanes];
             lanes16 r;
             ub.lanes(p, rd, a, nb, r);
-            __builtin_memcpy(rb, &r, sizeof rb);
-            for (int l = 0; l < lanes; ++l) out[16 * nb + l] = from_f32<T>(rb[l]);
+            store_generic(out + 16 * nb, r);
         }
     }
 }
