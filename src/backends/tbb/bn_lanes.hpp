@@ -105,17 +105,21 @@ struct coeffs {
 // 16 consecutive elements (channels, or of a planar row) of diff_dst (g) and
 // src (x) as f32 vectors, from their element offsets (d for diff_dst, s for
 // src, r for the relu tensors).
-template <typename T, bn_fusion F>
-BPG_ALWAYS_INLINE void load_dd_block(const reader<T, F> &rd, int64_t d, int64_t r, lanes16 &g) {
-    float gb[lanes];
-    for (int l = 0; l < lanes; ++l) gb[l] = rd.dd(d + l, r + l);
+// (V: lanes16, or f32x8 for 8 elements.)
+typedef float f32x8 __attribute__((vector_size(32)));
+template <typename T, bn_fusion F, typename V>
+BPG_ALWAYS_INLINE void load_dd_block(const reader<T, F> &rd, int64_t d, int64_t r, V &g) {
+    constexpr int n = sizeof(V) / sizeof(float);
+    float gb[n];
+    for (int l = 0; l < n; ++l) gb[l] = rd.dd(d + l, r + l);
     __builtin_memcpy(&g, gb, sizeof g);
 }
-template <typename T, bn_fusion F>
-BPG_ALWAYS_INLINE void load_block(const reader<T, F> &rd, int64_t d, int64_t s, int64_t r, lanes16 &g, lanes16 &x) {
+template <typename T, bn_fusion F, typename V>
+BPG_ALWAYS_INLINE void load_block(const reader<T, F> &rd, int64_t d, int64_t s, int64_t r, V &g, V &x) {
+    constexpr int n = sizeof(V) / sizeof(float);
     load_dd_block(rd, d, r, g);
-    float xb[lanes];
-    for (int l = 0; l < lanes; ++l) xb[l] = rd.src(s + l, r + l);
+    float xb[n];
+    for (int l = 0; l < n; ++l) xb[l] = rd.src(s + l, r + l);
     __builtin_memcpy(&x, xb, sizeof x);
 }
 

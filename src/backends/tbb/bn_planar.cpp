@@ -82,10 +82,26 @@ BPG_ALWAYS_INLINE void sums_planar(const bn_plan &p, const data &d, const float 
             // 16 f32 lanes as one vector value (one zmm register with AVX-512).
             chunk_sums cs(mean[k]);
             int64_t b = b0;
-            for (; b + lanes <= b1; b += lanes) {
-                lanes16 g, x;
-                load_block(rd, d0 + b, s0 + b, x0 + b, g, x);
-                cs.add(g, x);
+            if constexpr (std::is_same_v<T, float>) {
+                for (; b + lanes <= b1; b += lanes) {
+                    lanes16 g, x;
+                    load_block(rd, d0 + b, s0 + b, x0 + b, g, x);
+                    cs.add(g, x);
+                }
+            } else {
+                // 16-bit: cs's lanes as two vectors of 8 (same bits). Without
+                // 512-bit registers GCC kept cs's in memory (AVX2: pass 1 twice
+                // pass 2); AVX-512 CPUs take row_sums_avx512.
+                f32x8 v1[2] = {}, v2[2] = {};
+                const f32x8 mv = f32x8 {} + mean[k];
+                for (; b + lanes <= b1; b += lanes)
+                    for (int h = 0; h < 2; ++h) {
+                        f32x8 g, x;
+                        load_block(rd, d0 + b + 8 * h, s0 + b + 8 * h, x0 + b + 8 * h, g, x);
+                        kernels::bn_accumulate(v1[h], v2[h], g, x, mv);
+                    }
+                __builtin_memcpy(&cs.v1, v1, sizeof v1);
+                __builtin_memcpy(&cs.v2, v2, sizeof v2);
             }
             cs.finish(rd, b, b1, d0, s0, x0, partial + 2 * (r * nch + c));
             if (global) {

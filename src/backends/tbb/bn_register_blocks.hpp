@@ -93,14 +93,29 @@ BPG_ALWAYS_INLINE void sums_channels_last_blocked(const bn_plan &p, const data &
     // f32 rows are left to the hardware prefetchers, as oneDNN leaves them:
     // the software prefetch made pass 1 slower there (bench/NOTES.md).
     constexpr bool prefetch = !std::is_same_v<T, float>;
-    for (int64_t a = c * channels_last_chunk; a < a1; ++a)
+    if constexpr (std::is_same_v<T, float>) {
+        for (int64_t a = c * channels_last_chunk; a < a1; ++a)
 #pragma GCC unroll 4 // NB at once, so sb's accumulators stay in registers (not unrolled, GCC kept them in memory)
-        for (int nb = 0; nb < NB; ++nb) {
-            if constexpr (prefetch)
-                rd.prefetch(a * p.dd.a + 16 * nb, a * p.src.a + 16 * nb, a * p.relu_in.a + 16 * nb, rows_prefetch_bytes);
-            lanes16 g;
-            sb.add(p, rd, a, nb, g);
-        }
+            for (int nb = 0; nb < NB; ++nb) {
+                lanes16 g;
+                sb.add(p, rd, a, nb, g);
+            }
+    } else {
+        // 16-bit: sb's lanes as vectors of 8 (same bits), as sums_planar.
+        f32x8 v1[2 * NB] = {}, v2[2 * NB] = {}, mv[2 * NB];
+        __builtin_memcpy(mv, sb.mv, sizeof mv);
+        for (int64_t a = c * channels_last_chunk; a < a1; ++a)
+#pragma GCC unroll 8
+            for (int h = 0; h < 2 * NB; ++h) {
+                if (prefetch && h % 2 == 0)
+                    rd.prefetch(a * p.dd.a + 8 * h, a * p.src.a + 8 * h, a * p.relu_in.a + 8 * h, rows_prefetch_bytes);
+                f32x8 g, x;
+                load_block(rd, a * p.dd.a + 8 * h, a * p.src.a + 8 * h, a * p.relu_in.a + 8 * h, g, x);
+                kernels::bn_accumulate(v1[h], v2[h], g, x, mv[h]);
+            }
+        __builtin_memcpy(sb.v1, v1, sizeof v1);
+        __builtin_memcpy(sb.v2, v2, sizeof v2);
+    }
     sb.store(p, c, partial);
 }
 
