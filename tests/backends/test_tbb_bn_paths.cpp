@@ -206,6 +206,8 @@ TEST(TbbBatchNormPaths, PlanarTwoSweeps) {
     expect_path_taken({
             {"bn:two_sweeps:sums=planar:update=planar:cached", make({2, 3, 9, 11}), false, true},
             {"bn:two_sweeps:sums=planar:update=planar:cached", make({2, 1, 9, 11}, data_type::bf16), false, true},
+            {"bn:two_sweeps:sums=planar:update=planar:cached", relu(make({2, 5, 16, 21}, data_type::f16), 1), false, true},
+            {"bn:two_sweeps:sums=planar:update=planar:cached", relu(make({2, 5, 16, 21}, data_type::bf16), 0), false, true},
     });
     if (skip_without_avx512()) return;
     expect_path_taken({
@@ -225,6 +227,21 @@ TEST(TbbBatchNormPaths, ChannelsLast) {
             {"bn:two_sweeps:sums=narrow:update=channels_last:cached", make({2, 3, 9, 7}, data_type::bf16, true), false, true},
             {"bn:two_sweeps:sums=register_blocks:update=register_blocks:cached",
                     relu(make({2, 16, 5, 7}, data_type::f32, true), 0), false, true},
+    });
+}
+
+// The generic 16-bit register blocks (their lanes as vectors of 8): every
+// block count, a ReLU fused either way, use_global_stats, both dtypes.
+TEST(TbbBatchNormPaths, ChannelsLast16BitRegisterBlocks) {
+    const std::string both = "bn:two_sweeps:sums=register_blocks:update=register_blocks:";
+    expect_path_taken({
+            {both + "cached", make({2, 16, 5, 7}, data_type::bf16, true), false, true},
+            {both + "cached", make({3, 32, 5, 3}, data_type::f16, true), false, true},
+            {both + "nontemporal", make({2, 64, 5, 7}, data_type::bf16, true), true, true},
+            {both + "cached", relu(make({2, 48, 5, 7}, data_type::bf16, true), 0), false, true},
+            {both + "cached", relu(make({2, 64, 3, 7}, data_type::f16, true), 1), false, true},
+            {"bn:global_update:sums=none:update=register_blocks:cached",
+                    global(make({2, 32, 5, 7}, data_type::f16, true), false), false, true},
     });
 }
 

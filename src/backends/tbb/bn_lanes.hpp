@@ -133,12 +133,12 @@ BPG_ALWAYS_INLINE float diff_src_one(const reader<T, F> &rd, bool global, int64_
     kernels::bn_folded_diff_src(out, global, ak, g, c2, x, m, c0);
     return out;
 }
-// The same for 16 consecutive elements (C: one channel's float constant, or a
-// vector of 16 channels').
-template <typename T, bn_fusion F, typename C>
+// The same for 16 (V lanes16) or 8 (f32x8) consecutive elements (C: one
+// channel's float constant, or a vector of the channels').
+template <typename T, bn_fusion F, typename C, typename V>
 BPG_ALWAYS_INLINE void diff_src_block(const reader<T, F> &rd, bool global, int64_t d, int64_t s, int64_t r, const C &ak,
-        const C &c2, const C &m, const C &c0, lanes16 &out) {
-    lanes16 g, x;
+        const C &c2, const C &m, const C &c0, V &out) {
+    V g, x;
     if (global) {
         load_dd_block(rd, d, r, g);
         return kernels::bn_global_diff_src(out, ak, g);

@@ -193,13 +193,33 @@ template <int NB> struct update_block {
 template <typename T, bn_fusion F, int NB, typename Out>
 BPG_ALWAYS_INLINE void update_rows_blocked(const bn_plan &p, const reader<T, F> &rd, const coeffs &cf, int64_t a0, int64_t a1,
         Out &&out_row) {
-    const update_block<NB> ub(cf);
-    for (int64_t a = a0; a < a1; ++a) {
-        T *out = out_row(a);
-        for (int nb = 0; nb < NB; ++nb) {
-            lanes16 r;
-            ub.lanes(p, rd, a, nb, r);
-            store_generic(out + 16 * nb, r);
+    if constexpr (std::is_same_v<T, float>) {
+        const update_block<NB> ub(cf);
+        for (int64_t a = a0; a < a1; ++a) {
+            T *out = out_row(a);
+            for (int nb = 0; nb < NB; ++nb) {
+                lanes16 r;
+                ub.lanes(p, rd, a, nb, r);
+                __builtin_memcpy(out + 16 * nb, &r, sizeof r);
+            }
+        }
+    } else {
+        // 16-bit: ub's lanes as vectors of 8 (same bits), as the sums of
+        // sums_channels_last_blocked; converted and stored 16 at a time.
+        f32x8 ak[2 * NB], c2[2 * NB], c0[2 * NB], m[2 * NB];
+        __builtin_memcpy(ak, cf.a.data(), sizeof ak);
+        __builtin_memcpy(c2, cf.c2.data(), sizeof c2);
+        __builtin_memcpy(c0, cf.c0.data(), sizeof c0);
+        __builtin_memcpy(m, cf.mean.data(), sizeof m);
+        for (int64_t a = a0; a < a1; ++a) {
+            T *out = out_row(a);
+            for (int h = 0; h < 2 * NB; h += 2) {
+                f32x8 r[2];
+                for (int j = 0; j < 2; ++j)
+                    diff_src_block(rd, p.global_stats, a * p.dd.a + 8 * (h + j), a * p.src.a + 8 * (h + j),
+                            a * p.relu_in.a + 8 * (h + j), ak[h + j], c2[h + j], m[h + j], c0[h + j], r[j]);
+                store_halves(out + 8 * h, r[0], r[1]);
+            }
         }
     }
 }

@@ -14,26 +14,21 @@ template <typename T> __attribute__((target("avx512f"), always_inline)) inline u
     return u16x16(convert16::narrow(__m512(r), out));
 }
 
-// The same in the generic loops (built for every instruction set): the
-// formula on two halves of 8 lanes. GCC 12 lowers the compares, selects and
-// shuffles of 64-byte vectors lane by lane where it has no 512-bit registers
-// (AVX2 pass 2 converted and stored 16-bit lanes one by one), 32-byte ones
-// in registers.
-typedef uint32_t u32x8 __attribute__((vector_size(32)));
-template <typename T> BPG_ALWAYS_INLINE void store_generic(T *out, const lanes16 &r) {
-    if constexpr (std::is_same_v<T, float>) {
-        __builtin_memcpy(out, &r, sizeof r);
-    } else {
-        u32x8 half[2]; // (a shuffle of r into halves went through the stack lane by lane)
-        __builtin_memcpy(half, &r, sizeof half);
-        for (u32x8 &h : half) {
-            if constexpr (std::is_same_v<T, bf16_t>) kernels::bf16_bits_of_f32_bits(h, u32x8(h));
-            else kernels::f16_bits_of_f32_bits(h, u32x8(h));
-        }
-        const u16x16 v = __builtin_shufflevector(u16x16(half[0]), u16x16(half[1]), 0, 2, 4, 6, 8, 10, 12, 14, 16, 18,
-                20, 22, 24, 26, 28, 30);
-        __builtin_memcpy(out, &v, sizeof v);
+// The same in the generic 16-bit loops (built for every instruction set),
+// 16 lanes as two vectors of 8: GCC 12 lowers the compares, selects and
+// shuffles of 64-byte vectors lane by lane through the stack where it has no
+// 512-bit registers (AVX2 pass 2 converted and stored one lane at a time),
+// 32-byte ones in registers.
+template <typename T> BPG_ALWAYS_INLINE void store_halves(T *out, const f32x8 &lo, const f32x8 &hi) {
+    typedef uint32_t u32x8 __attribute__((vector_size(32)));
+    u32x8 half[2] = {u32x8(lo), u32x8(hi)};
+    for (u32x8 &h : half) {
+        if constexpr (std::is_same_v<T, bf16_t>) kernels::bf16_bits_of_f32_bits(h, u32x8(h));
+        else kernels::f16_bits_of_f32_bits(h, u32x8(h));
     }
+    const u16x16 v = __builtin_shufflevector(u16x16(half[0]), u16x16(half[1]), 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20,
+            22, 24, 26, 28, 30);
+    __builtin_memcpy(out, &v, sizeof v);
 }
 
 // Two consecutive vectors of lanes out to diff_src at `out` (64-byte
