@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 namespace bpg::kernels {
 
@@ -43,7 +44,7 @@ template <> struct f32_lanes_of<uint32_t> {
 };
 template <typename U> using f32_lanes = typename f32_lanes_of<U>::type;
 template <typename U, typename C> inline __attribute__((always_inline)) void mask_of(U &m, const C &c) {
-    if constexpr (sizeof(C) == 1) m = mask_if(c);
+    if constexpr (std::is_same_v<C, bool>) m = mask_if(c);
     else m = (U)c;
 }
 
