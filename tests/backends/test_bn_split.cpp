@@ -6,15 +6,18 @@
 // mean far from 0 too; the tbb paths; the same bits on any thread count; the
 // schema's errors.
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <random>
 
 #include <gtest/gtest.h>
 
+#include "backends/tbb/cpu.hpp"
 #include "bpg/graph.hpp"
 #include "core/tensor_desc.hpp"
 #include "support/aligned.hpp"
 #include "support/backends_in_build.hpp"
+#include "support/bn_paths.hpp"
 #include "support/default_threads.hpp"
 #include "support/expect_error.hpp"
 
@@ -225,7 +228,16 @@ void expect_forward_sums(const split_case &k, float offset, backend_kind b, uint
         in[0][j] = float(core::load_as_double(&in[0][j], data_type::f32, 0));
     const run_result r = run_op(forward_sums_op(k), in, b);
     if (b == backend_kind::tbb) {
-        EXPECT_EQ(r.path, "bn:local_sums:sums=shifted_squares:update=none:cached");
+        EXPECT_EQ(r.path, "bn:local_sums:sums=shifted_squares:update=none:cached" + f16c_suffix(k.dt));
+        if (k.dt == data_type::f16) { // the integer conversions' loops: the f16c instance's bits
+            tbb_backend::integer_f16_only() = true;
+            const run_result integer = run_op(forward_sums_op(k), in, b);
+            tbb_backend::integer_f16_only() = false;
+            EXPECT_EQ(integer.path, "bn:local_sums:sums=shifted_squares:update=none:cached");
+            for (size_t id : {size_t(8), size_t(9)})
+                EXPECT_EQ(0, std::memcmp(r.out.at(id).data(), integer.out.at(id).data(), r.out.at(id).size() * 4))
+                        << "output " << id;
+        }
     }
     std::vector<double> s1(size_t(k.c)), s2(size_t(k.c));
     const dims shape = k.shape(k.n);

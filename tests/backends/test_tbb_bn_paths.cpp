@@ -13,105 +13,11 @@
 #include "backends/tbb/cpu.hpp"
 #include "backends/tbb/size_thresholds.hpp"
 #include "support/bn_case.hpp"
+#include "support/bn_paths.hpp"
 #include "support/default_threads.hpp"
 
 namespace bpg::test {
 namespace {
-
-struct path_case {
-    std::string path; // expected get_kernel_path()
-    bn_case c;
-    bool large = false;   // thresholds lowered: diff_src counts as large (nontemporal)
-    bool generic = false; // a CPU without AVX-512
-};
-
-bn_case make(dims ncx, data_type dt = data_type::f32, bool nxc = false) {
-    bn_case c;
-    c.dt = dt;
-    c.nxc = nxc;
-    c.stat_shape = {ncx[1]};
-    if (nxc) {
-        dims d {ncx[0]};
-        d.insert(d.end(), ncx.begin() + 2, ncx.end());
-        d.push_back(ncx[1]);
-        ncx = d;
-    }
-    c.shape = ncx;
-    return c;
-}
-
-bn_case global(bn_case c, bool sums) {
-    c.global_stats = true;
-    c.three_outputs = sums;
-    return c;
-}
-
-bn_case relu(bn_case c, int into) {
-    c.relu = into;
-    return c;
-}
-
-// Sets the knobs of a case for its scope (compile and execute).
-struct knobs {
-    explicit knobs(const path_case &pc) {
-        tbb_backend::test_size_threshold_shift() = pc.large ? 12 : 0;
-        tbb_backend::generic_kernels_only() = pc.generic;
-    }
-    ~knobs() {
-        tbb_backend::test_size_threshold_shift() = 0;
-        tbb_backend::generic_kernels_only() = false;
-    }
-};
-
-void expect_path_taken(const std::vector<path_case> &cases) {
-    uint32_t seed = 1;
-    for (const path_case &pc : cases) {
-        const knobs set(pc);
-        SCOPED_TRACE(pc.c.name() + (pc.large ? " large" : "") + (pc.generic ? " generic" : ""));
-        EXPECT_EQ(compile_bn_case(pc.c, backend_kind::tbb).get_kernel_path(), pc.path);
-        const auto in = bn_inputs(pc.c, seed++);
-        expect_bn_close(run_bn(pc.c, backend_kind::tbb, in), run_bn(pc.c, backend_kind::ref, in), pc.c);
-    }
-}
-
-bool skip_without_avx512() { return !tbb_backend::has_avx512f(); }
-
-using outputs = std::map<size_t, std::vector<float>>;
-
-// src, diff_dst and the relu tensors with full mantissas, so that a changed
-// order of additions shows in the bits.
-void widen_mantissas(outputs &in) {
-    for (auto &[id, v] : in)
-        if (id == 0 || id == 1 || id >= 10)
-            for (float &x : v) x = x * 1.1f + 0.0123f;
-}
-
-// The case on the generic loops (no AVX-512 code).
-outputs run_generic(const bn_case &c, const outputs &in) {
-    tbb_backend::generic_kernels_only() = true;
-    outputs out = run_bn(c, backend_kind::tbb, in);
-    tbb_backend::generic_kernels_only() = false;
-    return out;
-}
-
-// Every output of `got` bit for bit equal to `want`'s.
-void expect_same_bits(const outputs &got, const outputs &want, const char *what) {
-    for (auto &[id, v] : got)
-        EXPECT_EQ(0, std::memcmp(v.data(), want.at(id).data(), v.size() * 4)) << what << ", output " << id;
-}
-
-// The case on inputs with full mantissas (seed): within the reference's
-// tolerance on 1 thread, the same bits on 3 threads and on the generic loops.
-void expect_reference_and_same_bits(const bn_case &c, uint32_t seed) {
-    auto in = bn_inputs(c, seed);
-    widen_mantissas(in);
-    outputs one, three;
-    with_default_threads(1, [&] { one = run_bn(c, backend_kind::tbb, in); });
-    with_default_threads(3, [&] { three = run_bn(c, backend_kind::tbb, in); });
-    expect_bn_close(one, run_bn(c, backend_kind::ref, in), c);
-    expect_same_bits(one, three, "3 threads");
-    expect_same_bits(one, run_generic(c, in), "generic");
-}
 
 // diff_dst scaled so that some bf16 diff_src values are f32 denormals (the
 // integer rounding's case): with the size knob `large`, the generic loops' bits.

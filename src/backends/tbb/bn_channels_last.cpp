@@ -257,19 +257,10 @@ BPG_ALWAYS_INLINE void sums_channels_last(const bn_plan &p, const data &d, const
         else
             for (int64_t a = a0; a < a1; ++a) {
                 const int64_t s0 = a * p.src.a, d0 = a * p.dd.a, x0 = a * p.relu_in.a;
-                for (int64_t k = k0; k < k1; ++k) {
-                    const float g = rd.dd(d0 + k, x0 + k);
-                    kernels::bn_accumulate(s1[k], s2[k], g, rd.src(s0 + k, x0 + k), mean[k]);
-                }
-                if (global) {
-                    T *out = rows.out + (a - a0) * (run_rows ? p.K : p.ds.a);
-                    const float *ak = global->a.data();
-                    for (int64_t k = k0; k < k1; ++k) {
-                        float ds;
-                        kernels::bn_global_diff_src(ds, ak[k], rd.dd(d0 + k, x0 + k));
-                        out[k] = from_f32<T>(ds);
-                    }
-                }
+                accumulate_channels(rd, d0, s0, x0, k0, k1, s1, s2, mean);
+                if (global)
+                    global_diff_src_run(rd, d0, x0, rows.out + (a - a0) * (run_rows ? p.K : p.ds.a), k0, k1,
+                            global->a.data());
             }
         rows.finish();
         for (int64_t k = k0; k < k1; ++k) {
@@ -336,13 +327,9 @@ BPG_ALWAYS_INLINE void update(const bn_plan &p, const data &d, const coeffs &cf,
             });
         } else {
             with_global(global, [&](auto global_stats) BPG_LAMBDA_INLINE {
-                for (int64_t a = g0; a < g1; ++a) {
-                    const int64_t s0 = a * p.src.a, d0 = a * p.dd.a, x0 = a * p.relu_in.a;
-                    T *out = out_row(a);
-                    for (int64_t k = 0; k < p.K; ++k)
-                        out[k] = from_f32<T>(diff_src_one(
-                                rd, global_stats.value, d0 + k, s0 + k, x0 + k, ak[k], c2[k], m[k], c0[k]));
-                }
+                for (int64_t a = g0; a < g1; ++a)
+                    diff_src_run<global_stats.value>(
+                            rd, a * p.dd.a, a * p.src.a, a * p.relu_in.a, out_row(a), 0, p.K, ak, c2, m, c0);
             });
         }
         rows.finish();

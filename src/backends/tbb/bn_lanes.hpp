@@ -16,6 +16,7 @@
 #include "backends/tbb/bn_relu_mask.hpp"
 #include "backends/tbb/convert_lanes.hpp"
 #include "backends/tbb/convert_rows.hpp"
+#include "backends/tbb/f16c_lanes.hpp"
 #include "backends/tbb/kernel_attributes.hpp"
 #include "backends/tbb/prefetch.hpp"
 #include "backends/tbb/task_pool.hpp"
@@ -107,11 +108,37 @@ struct coeffs {
 // src, r for the relu tensors).
 // (V: lanes16, or f32x8 for 8 elements.)
 typedef float f32x8 __attribute__((vector_size(32)));
+typedef int32_t i32x8 __attribute__((vector_size(32)));
+
+// reader::relu on 8 lanes of f16c_t data (the f16c instances): widened by
+// F16C, g where x > 0 (ordered: NaN gives +0), else +0, as the scalar form.
+template <bn_fusion F>
+BPG_ALWAYS_INLINE void relu_f16c(const reader<f16c_t, F> &rd, int64_t r, f32x8 &v) {
+    f32x8 x, g;
+    widen8(rd.x_p + r, x);
+    widen8(rd.g_p + r, g);
+    v = f32x8(i32x8(g) & (x > 0.f));
+}
+// n consecutive values of diff_dst (Src false) or src as BN sees them,
+// 8 at a time by F16C (the f16c instances).
+template <bool Src, bn_fusion F>
+BPG_ALWAYS_INLINE void load_f16c(const reader<f16c_t, F> &rd, int64_t at, int64_t r, float *v, int n) {
+    constexpr bool relu = F == (Src ? bn_fusion::relu_into_src : bn_fusion::relu_into_dd);
+    for (int h = 0; h < n; h += 8) {
+        f32x8 e;
+        if constexpr (relu) relu_f16c(rd, r + h, e);
+        else widen8((Src ? rd.src_p : rd.dd_p) + at + h, e);
+        __builtin_memcpy(v + h, &e, sizeof e);
+    }
+}
+
 template <typename T, bn_fusion F, typename V>
 BPG_ALWAYS_INLINE void load_dd_block(const reader<T, F> &rd, int64_t d, int64_t r, V &g) {
     constexpr int n = sizeof(V) / sizeof(float);
     float gb[n];
-    for (int l = 0; l < n; ++l) gb[l] = rd.dd(d + l, r + l);
+    if constexpr (std::is_same_v<T, f16c_t>) load_f16c<false>(rd, d, r, gb, n);
+    else
+        for (int l = 0; l < n; ++l) gb[l] = rd.dd(d + l, r + l);
     __builtin_memcpy(&g, gb, sizeof g);
 }
 template <typename T, bn_fusion F, typename V>
@@ -119,7 +146,9 @@ BPG_ALWAYS_INLINE void load_block(const reader<T, F> &rd, int64_t d, int64_t s, 
     constexpr int n = sizeof(V) / sizeof(float);
     load_dd_block(rd, d, r, g);
     float xb[n];
-    for (int l = 0; l < n; ++l) xb[l] = rd.src(s + l, r + l);
+    if constexpr (std::is_same_v<T, f16c_t>) load_f16c<true>(rd, s, r, xb, n);
+    else
+        for (int l = 0; l < n; ++l) xb[l] = rd.src(s + l, r + l);
     __builtin_memcpy(&x, xb, sizeof x);
 }
 
@@ -145,6 +174,66 @@ BPG_ALWAYS_INLINE void diff_src_block(const reader<T, F> &rd, bool global, int64
     }
     load_block(rd, d, s, r, g, x);
     kernels::bn_folded_diff_src(out, false, ak, g, c2, x, m, c0);
+}
+
+// Pass 2's constants of a run's elements (diff_src_run): one channel's, as
+// floats (a planar row), or per channel, as arrays indexed by the element
+// (a channels-last row).
+BPG_ALWAYS_INLINE float constant_at(float c, int64_t) { return c; }
+BPG_ALWAYS_INLINE float constant_at(const float *c, int64_t j) { return c[j]; }
+BPG_ALWAYS_INLINE void constants_at(float c, int64_t, f32x8 &v) { v = f32x8 {c, c, c, c, c, c, c, c}; } // (0 + c: +0 for -0)
+BPG_ALWAYS_INLINE void constants_at(const float *c, int64_t j, f32x8 &v) { __builtin_memcpy(&v, c + j, sizeof v); }
+
+// Pass 2's diff_src of the consecutive elements [j0, j1) of a run (element j
+// at offsets d0 + j, s0 + j, x0 + j) into out[j0 .. j1), use_global_stats'
+// formula when Global: 8 at a time in the f16c instances (diff_src_block),
+// else one by one (diff_src_one, which GCC vectorizes); the same arithmetic
+// on each element, so the same bits.
+template <bool Global, typename T, bn_fusion F, typename C>
+BPG_ALWAYS_INLINE void diff_src_run(const reader<T, F> &rd, int64_t d0, int64_t s0, int64_t x0, T *out, int64_t j0,
+        int64_t j1, const C &ak, const C &c2, const C &m, const C &c0) {
+    int64_t j = j0;
+    if constexpr (std::is_same_v<T, f16c_t>)
+        for (; j + 8 <= j1; j += 8) {
+            f32x8 a8, c28, m8, c08, r;
+            constants_at(ak, j, a8), constants_at(c2, j, c28), constants_at(m, j, m8), constants_at(c0, j, c08);
+            diff_src_block(rd, Global, d0 + j, s0 + j, x0 + j, a8, c28, m8, c08, r);
+            narrow8(out + j, r);
+        }
+    for (; j < j1; ++j)
+        out[j] = from_f32<T>(diff_src_one(rd, Global, d0 + j, s0 + j, x0 + j, constant_at(ak, j), constant_at(c2, j),
+                constant_at(m, j), constant_at(c0, j)));
+}
+// use_global_stats' diff_src = a * diff_dst of such a run (src not read).
+template <typename T, bn_fusion F, typename C>
+BPG_ALWAYS_INLINE void global_diff_src_run(const reader<T, F> &rd, int64_t d0, int64_t x0, T *out, int64_t j0,
+        int64_t j1, const C &ak) {
+    diff_src_run<true>(rd, d0, 0, x0, out, j0, j1, ak, ak, ak, ak);
+}
+
+// Pass 1 on the consecutive channels [k0, k1) of a channels-last row
+// (channel k at offsets d0 + k, s0 + k, x0 + k), each added into its sums
+// s1[k], s2[k] around mean[k]: 8 at a time in the f16c instances, else one
+// by one; the same operations on each channel, so the same bits.
+template <typename T, bn_fusion F>
+BPG_ALWAYS_INLINE void accumulate_channels(const reader<T, F> &rd, int64_t d0, int64_t s0, int64_t x0, int64_t k0,
+        int64_t k1, float *s1, float *s2, const float *mean) {
+    int64_t k = k0;
+    if constexpr (std::is_same_v<T, f16c_t>)
+        for (; k + 8 <= k1; k += 8) {
+            f32x8 g, x, v1, v2, m;
+            load_block(rd, d0 + k, s0 + k, x0 + k, g, x);
+            __builtin_memcpy(&v1, s1 + k, sizeof v1);
+            __builtin_memcpy(&v2, s2 + k, sizeof v2);
+            __builtin_memcpy(&m, mean + k, sizeof m);
+            kernels::bn_accumulate(v1, v2, g, x, m);
+            __builtin_memcpy(s1 + k, &v1, sizeof v1);
+            __builtin_memcpy(s2 + k, &v2, sizeof v2);
+        }
+    for (; k < k1; ++k) {
+        const float g = rd.dd(d0 + k, x0 + k);
+        kernels::bn_accumulate(s1[k], s2[k], g, rd.src(s0 + k, x0 + k), mean[k]);
+    }
 }
 
 // 16 consecutive elements of T as f32 lanes with AVX-512: bf16 widened and

@@ -106,12 +106,7 @@ BPG_ALWAYS_INLINE void sums_planar(const bn_plan &p, const data &d, const float 
             cs.finish(rd, b, b1, d0, s0, x0, partial + 2 * (r * nch + c));
             if (global) {
                 const out_run<T> o(static_cast<T *>(d.ds) + at(p.ds, a, k, b0), b1 - b0, d.nontemporal);
-                const float ak = global->a[size_t(k)];
-                for (int64_t j = b0; j < b1; ++j) {
-                    float ds;
-                    kernels::bn_global_diff_src(ds, ak, rd.dd(d0 + j, x0 + j));
-                    o.out[j - b0] = from_f32<T>(ds);
-                }
+                global_diff_src_run(rd, d0 + b0, x0 + b0, o.out, 0, b1 - b0, global->a[size_t(k)]);
                 o.finish();
             }
         }

@@ -115,8 +115,7 @@ BPG_ALWAYS_INLINE void update_row_into(const bn_plan &p, const data &d, const co
     const int64_t s0 = at(p.src, a, k, 0), d0 = at(p.dd, a, k, 0), x0 = at(p.relu_in, a, k, 0);
     const float ak = cf.a[size_t(k)], c2 = cf.c2[size_t(k)], c0 = cf.c0[size_t(k)], m = cf.mean[size_t(k)];
     with_global(p.global_stats, [&](auto global) BPG_LAMBDA_INLINE {
-        for (int64_t b = 0; b < p.B; ++b)
-            out[b] = from_f32<T>(diff_src_one(rd, global.value, d0 + b, s0 + b, x0 + b, ak, c2, m, c0));
+        diff_src_run<global.value>(rd, d0, s0, x0, out, 0, p.B, ak, c2, m, c0);
     });
 }
 

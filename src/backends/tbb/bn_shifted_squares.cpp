@@ -24,11 +24,16 @@ BPG_ALWAYS_INLINE void shifted_squares_of(const bn_plan &p, const data &d, const
                 const int64_t b0 = c * planar_chunk, b1 = std::min(p.B, b0 + planar_chunk);
                 float l1[lanes] = {}, l2[lanes] = {};
                 int64_t b = b0;
-                for (; b + lanes <= b1; b += lanes)
+                for (; b + lanes <= b1; b += lanes) {
+                    float x[lanes];
+                    if constexpr (std::is_same_v<T, f16c_t>) load_f16c<true>(rd, s0 + b, 0, x, lanes);
+                    else
+                        for (int l = 0; l < lanes; ++l) x[l] = rd.src(s0 + b + l, 0);
                     for (int l = 0; l < lanes; ++l) {
-                        const float v = rd.src(s0 + b + l, 0) - s;
+                        const float v = x[l] - s;
                         l1[l] += v, l2[l] += v * v;
                     }
+                }
                 double t1 = 0, t2 = 0;
                 for (int l = 0; l < lanes; ++l) t1 += double(l1[l]), t2 += double(l2[l]);
                 for (; b < b1; ++b) {

@@ -19,7 +19,13 @@ template <typename T> __attribute__((target("avx512f"), always_inline)) inline u
 // shuffles of 64-byte vectors lane by lane through the stack where it has no
 // 512-bit registers (AVX2 pass 2 converted and stored one lane at a time),
 // 32-byte ones in registers.
+// (The f16c instances: by F16C, the same bits.)
 template <typename T> BPG_ALWAYS_INLINE void store_halves(T *out, const f32x8 &lo, const f32x8 &hi) {
+    if constexpr (std::is_same_v<T, f16c_t>) {
+        narrow8(out, lo);
+        narrow8(out + 8, hi);
+        return;
+    }
     typedef uint32_t u32x8 __attribute__((vector_size(32)));
     u32x8 half[2] = {u32x8(lo), u32x8(hi)};
     for (u32x8 &h : half) {

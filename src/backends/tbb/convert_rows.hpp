@@ -20,6 +20,12 @@ template <> inline float from_f32<float>(float v) { return v; }
 template <> inline bf16_t from_f32<bf16_t>(float v) { return {kernels::f32_to_bf16_inline(v)}; }
 template <> inline f16_t from_f32<f16_t>(float v) { return {kernels::f32_to_f16_inline(v)}; }
 
+// f16 data as the loops built for F16C see it (the BN kernels' f16c
+// instances, bn_kernels.hpp): the same storage and bits as f16_t, a type of
+// its own so that those loops convert 8 lanes by F16C (f16c_lanes.hpp).
+struct f16c_t : f16_t {};
+template <> inline f16c_t from_f32<f16c_t>(float v) { return {{kernels::f32_to_f16_inline(v)}}; }
+
 template <typename T> struct row_io {
     static void load(const T *s, float *d, int64_t n) {
         for (int64_t i = 0; i < n; ++i) d[i] = to_f32(s[i]);
@@ -81,6 +87,11 @@ template <> struct row_io<f16_t> {
         if (f16c_available()) return f16c_store(s, &d->bits, n);
         for (int64_t i = 0; i < n; ++i) d[i] = from_f32<f16_t>(s[i]);
     }
+};
+
+template <> struct row_io<f16c_t> {
+    static void load(const f16c_t *s, float *d, int64_t n) { row_io<f16_t>::load(s, d, n); }
+    static void store(const float *s, f16c_t *d, int64_t n) { row_io<f16_t>::store(s, d, n); }
 };
 
 } // namespace bpg::tbb_backend

@@ -18,6 +18,13 @@ inline bool has_avx512f() {
     return yes && !generic_kernels_only().load(std::memory_order_relaxed);
 }
 
+// Set, the f16 BN loops convert by the integer formulas where the f16c
+// instances would run: tests compare the two. Not for users.
+inline std::atomic<bool> &integer_f16_only() {
+    static std::atomic<bool> on {false};
+    return on;
+}
+
 // AVX2 (the row gather's form for CPUs without AVX-512).
 inline bool has_avx2() {
     static const bool yes = __builtin_cpu_supports("avx2");
