@@ -183,7 +183,7 @@ TEST(TbbBatchNormPaths, ChannelsLastAvx512) {
 // rows, 512 16-bit rows, 341 with a ReLU), or under 512 channels.
 TEST(TbbBatchNormPaths, ChannelsLastManyChannels) {
     const std::vector<path_case> generic {
-            {"bn:two_sweeps:sums=channels_last:update=channels_last:cached:sliced", make({2, 512, 5, 5}, data_type::f32, true),
+            {"bn:two_sweeps:sums=channels_last:update=channels_last:cached:sliced", make({2, 512, 17, 17}, data_type::f32, true),
                     false, true},
             {"bn:global_sums:sums=channels_last:update=none:cached:sliced",
                     global(make({2, 600, 5, 5}, data_type::bf16, true), true), false, true},
@@ -242,6 +242,24 @@ TEST(TbbBatchNormPaths, ChannelsLastSlabs) {
     for (const path_case &pc : cases) {
         const knobs set(pc);
         SCOPED_TRACE(pc.c.name() + (pc.large ? " large" : ""));
+        expect_reference_and_same_bits(pc.c, seed++);
+    }
+}
+
+// The same on the generic loops (pass 2's slab rows cached): f32, 16-bit,
+// a ReLU fused either way, channels past the last whole vector of 8.
+TEST(TbbBatchNormPaths, ChannelsLastSlabsGeneric) {
+    const std::string slabs = "bn:channel_slabs:sums=channels_last:update=channels_last:cached";
+    const std::vector<path_case> cases {
+            {slabs, make({2, 512, 5, 5}, data_type::f32, true), false, true},
+            {slabs, relu(make({2, 600, 5, 5}, data_type::bf16, true), 0), false, true},
+            {slabs, relu(make({2, 604, 5, 5}, data_type::f16, true), 1), true, true},
+    };
+    with_default_threads(3, [&] { expect_path_taken(cases); });
+    uint32_t seed = 61;
+    for (const path_case &pc : cases) {
+        const knobs set(pc);
+        SCOPED_TRACE(pc.c.name());
         expect_reference_and_same_bits(pc.c, seed++);
     }
 }

@@ -149,7 +149,8 @@ constexpr int64_t min_slab = 256; // channels
 
 void choose_slabs(bn_plan &p) {
     if (p.schedule != bn_schedule::two_sweeps || p.planar
-            || (p.sums != bn_loops::wide_avx512 && p.sums != bn_loops::wide_blocks_avx512))
+            || (p.sums != bn_loops::wide_avx512 && p.sums != bn_loops::wide_blocks_avx512
+                    && p.sums != bn_loops::channels_last))
         return;
     const int64_t tensors = p.fusion == bn_fusion::none ? 2 : 3;
     const int64_t fits = slab_bytes / (p.A * tensors * int64_t(size_of(p.dt))) / slice_unit * slice_unit;
@@ -159,6 +160,7 @@ void choose_slabs(bn_plan &p) {
     if (slab < min_slab || p.K < 2 * slab) return;
     p.schedule = bn_schedule::channel_slabs;
     p.slice = slab;
+    if (p.update == bn_loops::channels_last) p.store = bn_store::cached; // (the generic loops' slab rows)
 }
 
 } // namespace
