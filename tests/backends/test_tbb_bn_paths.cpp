@@ -246,14 +246,20 @@ TEST(TbbBatchNormPaths, ChannelsLastSlabs) {
     }
 }
 
-// The same on the generic loops (pass 2's slab rows cached): f32, 16-bit,
-// a ReLU fused either way, channels past the last whole vector of 8.
+// The same on the generic loops (pass 2's slab row segments streamed past
+// the caches from their first 16-byte boundary, when nontemporal): f32,
+// 16-bit, a ReLU fused either way, channels past the last whole vector of 8,
+// buffers off 64-byte lines.
 TEST(TbbBatchNormPaths, ChannelsLastSlabsGeneric) {
-    const std::string slabs = "bn:channel_slabs:sums=channels_last:update=channels_last:cached";
+    const std::string slabs = "bn:channel_slabs:sums=channels_last:update=channels_last:";
+    bn_case misaligned = make({2, 520, 5, 5}, data_type::bf16, true);
+    misaligned.misaligned = true;
     const std::vector<path_case> cases {
-            {slabs, make({2, 512, 5, 5}, data_type::f32, true), false, true},
-            {slabs, relu(make({2, 600, 5, 5}, data_type::bf16, true), 0), false, true},
-            {slabs, relu(make({2, 604, 5, 5}, data_type::f16, true), 1), true, true},
+            {slabs + "cached", make({2, 512, 5, 5}, data_type::f32, true), false, true},
+            {slabs + "nontemporal", make({2, 514, 5, 5}, data_type::f32, true), true, true},
+            {slabs + "cached", relu(make({2, 600, 5, 5}, data_type::bf16, true), 0), false, true},
+            {slabs + "nontemporal", misaligned, true, true},
+            {slabs + "nontemporal", relu(make({2, 604, 5, 5}, data_type::f16, true), 1), true, true},
     };
     with_default_threads(3, [&] { expect_path_taken(cases); });
     uint32_t seed = 61;

@@ -354,15 +354,17 @@ template <typename T>
 BPG_ALWAYS_INLINE void channels_last_update_slab_of(const bn_plan &p, const data &d, const coeffs &cf, int64_t k0,
         int64_t k1) {
     T *out = static_cast<T *>(d.ds);
-    if (p.update == bn_loops::channels_last) // the generic loops: each row's segment, cached
-        return with_fusion(p.fusion, [&](auto f) BPG_LAMBDA_INLINE {
+    if (p.update == bn_loops::channels_last) { // the generic loops: each row's segment, streamed when nontemporal
+        with_fusion(p.fusion, [&](auto f) BPG_LAMBDA_INLINE {
             const reader<T, f.value> rd(d);
-            with_global(p.global_stats, [&](auto global) BPG_LAMBDA_INLINE {
+            with_stream(d.nontemporal, [&](auto stream) BPG_LAMBDA_INLINE {
                 for (int64_t a = 0; a < p.A; ++a)
-                    diff_src_run<global.value>(rd, a * p.dd.a, a * p.src.a, a * p.relu_in.a, out + a * p.ds.a, k0, k1,
-                            cf.a.data(), cf.c2.data(), cf.mean.data(), cf.c0.data());
+                    diff_src_run<false, stream.value>(rd, a * p.dd.a, a * p.src.a, a * p.relu_in.a, out + a * p.ds.a,
+                            k0, k1, cf.a.data(), cf.c2.data(), cf.mean.data(), cf.c0.data());
             });
         });
+        return;
+    }
     const bool stream = d.nontemporal && p.ds.a * int64_t(sizeof(T)) % 64 == 0 && streams_to(out + k0);
     with_fusion(p.fusion, [&](auto f) BPG_LAMBDA_INLINE {
         with_bf16_rounding<T>(p, [&](auto hw) BPG_LAMBDA_INLINE {

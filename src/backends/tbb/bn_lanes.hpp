@@ -176,41 +176,6 @@ BPG_ALWAYS_INLINE void diff_src_block(const reader<T, F> &rd, bool global, int64
     kernels::bn_folded_diff_src(out, false, ak, g, c2, x, m, c0);
 }
 
-// Pass 2's constants of a run's elements (diff_src_run): one channel's, as
-// floats (a planar row), or per channel, as arrays indexed by the element
-// (a channels-last row).
-BPG_ALWAYS_INLINE float constant_at(float c, int64_t) { return c; }
-BPG_ALWAYS_INLINE float constant_at(const float *c, int64_t j) { return c[j]; }
-BPG_ALWAYS_INLINE void constants_at(float c, int64_t, f32x8 &v) { v = f32x8 {c, c, c, c, c, c, c, c}; } // (0 + c: +0 for -0)
-BPG_ALWAYS_INLINE void constants_at(const float *c, int64_t j, f32x8 &v) { __builtin_memcpy(&v, c + j, sizeof v); }
-
-// Pass 2's diff_src of the consecutive elements [j0, j1) of a run (element j
-// at offsets d0 + j, s0 + j, x0 + j) into out[j0 .. j1), use_global_stats'
-// formula when Global: 8 at a time in the f16c instances (diff_src_block),
-// else one by one (diff_src_one, which GCC vectorizes); the same arithmetic
-// on each element, so the same bits.
-template <bool Global, typename T, bn_fusion F, typename C>
-BPG_ALWAYS_INLINE void diff_src_run(const reader<T, F> &rd, int64_t d0, int64_t s0, int64_t x0, T *out, int64_t j0,
-        int64_t j1, const C &ak, const C &c2, const C &m, const C &c0) {
-    int64_t j = j0;
-    if constexpr (std::is_same_v<T, f16c_t>)
-        for (; j + 8 <= j1; j += 8) {
-            f32x8 a8, c28, m8, c08, r;
-            constants_at(ak, j, a8), constants_at(c2, j, c28), constants_at(m, j, m8), constants_at(c0, j, c08);
-            diff_src_block(rd, Global, d0 + j, s0 + j, x0 + j, a8, c28, m8, c08, r);
-            narrow8(out + j, r);
-        }
-    for (; j < j1; ++j)
-        out[j] = from_f32<T>(diff_src_one(rd, Global, d0 + j, s0 + j, x0 + j, constant_at(ak, j), constant_at(c2, j),
-                constant_at(m, j), constant_at(c0, j)));
-}
-// use_global_stats' diff_src = a * diff_dst of such a run (src not read).
-template <typename T, bn_fusion F, typename C>
-BPG_ALWAYS_INLINE void global_diff_src_run(const reader<T, F> &rd, int64_t d0, int64_t x0, T *out, int64_t j0,
-        int64_t j1, const C &ak) {
-    diff_src_run<true>(rd, d0, 0, x0, out, j0, j1, ak, ak, ak, ak);
-}
-
 // Pass 1 on the consecutive channels [k0, k1) of a channels-last row
 // (channel k at offsets d0 + k, s0 + k, x0 + k), each added into its sums
 // s1[k], s2[k] around mean[k]: 8 at a time in the f16c instances, else one

@@ -160,7 +160,6 @@ void choose_slabs(bn_plan &p) {
     if (slab < min_slab || p.K < 2 * slab) return;
     p.schedule = bn_schedule::channel_slabs;
     p.slice = slab;
-    if (p.update == bn_loops::channels_last) p.store = bn_store::cached; // (the generic loops' slab rows)
 }
 
 } // namespace

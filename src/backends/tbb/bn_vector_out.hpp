@@ -37,6 +37,87 @@ template <typename T> BPG_ALWAYS_INLINE void store_halves(T *out, const f32x8 &l
     __builtin_memcpy(out, &v, sizeof v);
 }
 
+// 8 f32 lanes of diff_src to out (16-byte aligned) past the caches, for the
+// generic loops: SSE2's non-temporal stores of 16 bytes (every instruction
+// set they are built for has them), 16-bit narrowed first (to_16bit's bits).
+typedef uint16_t u16x8 __attribute__((vector_size(16)));
+template <typename T> BPG_ALWAYS_INLINE void stream8(T *out, const f32x8 &v) {
+    if constexpr (std::is_same_v<T, float>) {
+        _mm_stream_ps(out, __m128(__builtin_shufflevector(v, v, 0, 1, 2, 3)));
+        _mm_stream_ps(out + 4, __m128(__builtin_shufflevector(v, v, 4, 5, 6, 7)));
+    } else {
+        u16x8 h;
+        if constexpr (std::is_same_v<T, f16c_t>) {
+            narrow8_bits(v, h);
+        } else {
+            typedef uint32_t u32x8 __attribute__((vector_size(32)));
+            u32x8 bits;
+            if constexpr (std::is_same_v<T, bf16_t>) kernels::bf16_bits_of_f32_bits(bits, u32x8(v));
+            else kernels::f16_bits_of_f32_bits(bits, u32x8(v));
+            h = __builtin_convertvector(bits, u16x8);
+        }
+        _mm_stream_si128(reinterpret_cast<__m128i *>(out), __m128i(h));
+    }
+}
+
+// Pass 2's constants of a run's elements (diff_src_run): one channel's, as
+// floats (a planar row), or per channel, as arrays indexed by the element
+// (a channels-last row).
+BPG_ALWAYS_INLINE float constant_at(float c, int64_t) { return c; }
+BPG_ALWAYS_INLINE float constant_at(const float *c, int64_t j) { return c[j]; }
+BPG_ALWAYS_INLINE void constants_at(float c, int64_t, f32x8 &v) { v = f32x8 {c, c, c, c, c, c, c, c}; } // (0 + c: +0 for -0)
+BPG_ALWAYS_INLINE void constants_at(const float *c, int64_t j, f32x8 &v) { __builtin_memcpy(&v, c + j, sizeof v); }
+
+// Pass 2's diff_src of the consecutive elements [j0, j1) of a run (element j
+// at offsets d0 + j, s0 + j, x0 + j) into out[j0 .. j1), use_global_stats'
+// formula when Global: 8 at a time in the f16c instances (diff_src_block),
+// else one by one (diff_src_one, which GCC vectorizes); the same arithmetic
+// on each element, so the same bits. Stream: the blocks of 8 from the first
+// 16-byte boundary on go out past the caches (stream8), in every dtype; the
+// caller fences (_mm_sfence) after its last run.
+template <bool Global, bool Stream = false, typename T, bn_fusion F, typename C>
+BPG_ALWAYS_INLINE void diff_src_run(const reader<T, F> &rd, int64_t d0, int64_t s0, int64_t x0, T *out, int64_t j0,
+        int64_t j1, const C &ak, const C &c2, const C &m, const C &c0) {
+    const auto one = [&](int64_t j) BPG_LAMBDA_INLINE {
+        out[j] = from_f32<T>(diff_src_one(rd, Global, d0 + j, s0 + j, x0 + j, constant_at(ak, j), constant_at(c2, j),
+                constant_at(m, j), constant_at(c0, j)));
+    };
+    const auto block = [&](int64_t j, f32x8 &r) BPG_LAMBDA_INLINE {
+        f32x8 a8, c28, m8, c08;
+        constants_at(ak, j, a8), constants_at(c2, j, c28), constants_at(m, j, m8), constants_at(c0, j, c08);
+        diff_src_block(rd, Global, d0 + j, s0 + j, x0 + j, a8, c28, m8, c08, r);
+    };
+    int64_t j = j0;
+    if constexpr (Stream) {
+        for (; j < j1 && reinterpret_cast<uintptr_t>(out + j) % 16 != 0; ++j) one(j);
+        for (; j + 8 <= j1; j += 8) {
+            f32x8 r;
+            block(j, r);
+            stream8(out + j, r);
+        }
+    } else if constexpr (std::is_same_v<T, f16c_t>) {
+        for (; j + 8 <= j1; j += 8) {
+            f32x8 r;
+            block(j, r);
+            narrow8(out + j, r);
+        }
+    }
+    for (; j < j1; ++j) one(j);
+}
+// Calls f(std::bool_constant<S> {}) with S = stream, and fences after it
+// when streamed (the streamed lines are visible before the task ends).
+template <typename Fn> BPG_ALWAYS_INLINE void with_stream(bool stream, Fn &&f) {
+    if (!stream) return f(std::false_type {});
+    f(std::true_type {});
+    _mm_sfence();
+}
+// use_global_stats' diff_src = a * diff_dst of such a run (src not read).
+template <bool Stream = false, typename T, bn_fusion F, typename C>
+BPG_ALWAYS_INLINE void global_diff_src_run(const reader<T, F> &rd, int64_t d0, int64_t x0, T *out, int64_t j0,
+        int64_t j1, const C &ak) {
+    diff_src_run<true, Stream>(rd, d0, 0, x0, out, j0, j1, ak, ak, ak, ak);
+}
+
 // Two consecutive vectors of lanes out to diff_src at `out` (64-byte
 // aligned) with non-temporal stores of whole lines: a 16-bit pair fills one
 // line (Zen 4 runs half-line non-temporal stores several times slower).

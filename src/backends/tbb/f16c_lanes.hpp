@@ -26,4 +26,10 @@ inline __attribute__((always_inline)) void narrow8(f16c_t *p, const f32x8 &v) {
     asm("vcvtps2ph $0, %1, %0" : "=m"(*reinterpret_cast<u16x8_f16c *>(p)) : "x"(v));
 }
 
+// The same into a register: v's 8 f16 bits.
+typedef uint16_t u16x8_bits __attribute__((vector_size(16)));
+inline __attribute__((always_inline)) void narrow8_bits(const f32x8 &v, u16x8_bits &h) {
+    asm("vcvtps2ph $0, %1, %0" : "=x"(h) : "x"(v));
+}
+
 } // namespace bpg::tbb_backend
