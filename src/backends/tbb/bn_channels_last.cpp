@@ -362,6 +362,7 @@ BPG_ALWAYS_INLINE void channels_last_update_slab_of(const bn_plan &p, const data
                     diff_src_run<false, stream.value>(rd, a * p.dd.a, a * p.src.a, a * p.relu_in.a, out + a * p.ds.a,
                             k0, k1, cf.a.data(), cf.c2.data(), cf.mean.data(), cf.c0.data());
             });
+            end_of_streamed_rows(d);
         });
         return;
     }

@@ -75,7 +75,7 @@ void shifted_squares(const bn_plan &p, const data &d, const float *shift, double
 // Defines entry point NAME PARAMS (PARAMS starting with `const bn_plan &p`):
 // per dtype, a BPG_CLONES function calling BODY<T> ARGS, and NAME picking the
 // one of p.dt. f16 also has an instance built for AVX2 and F16C, BODY<f16c_t>,
-// whose loops convert 8 lanes by one instruction (f16c_lanes.hpp), for the
+// whose loops convert 8 lanes by one instruction (lanes8.hpp), for the
 // plans that name it (bn_plan::f16c: CPUs with those and without AVX-512).
 #define BPG_BN_ENTRY(NAME, PARAMS, ARGS, BODY)                                                                         \
     namespace {                                                                                                        \

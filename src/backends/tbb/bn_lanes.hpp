@@ -16,7 +16,7 @@
 #include "backends/tbb/bn_relu_mask.hpp"
 #include "backends/tbb/convert_lanes.hpp"
 #include "backends/tbb/convert_rows.hpp"
-#include "backends/tbb/f16c_lanes.hpp"
+#include "backends/tbb/lanes8.hpp"
 #include "backends/tbb/kernel_attributes.hpp"
 #include "backends/tbb/prefetch.hpp"
 #include "backends/tbb/task_pool.hpp"
@@ -105,28 +105,26 @@ struct coeffs {
 
 // 16 consecutive elements (channels, or of a planar row) of diff_dst (g) and
 // src (x) as f32 vectors, from their element offsets (d for diff_dst, s for
-// src, r for the relu tensors).
+// src, r for the relu tensors), 8 lanes at a time by widen8 (lanes8.hpp).
 // (V: lanes16, or f32x8 for 8 elements.)
-typedef float f32x8 __attribute__((vector_size(32)));
 typedef int32_t i32x8 __attribute__((vector_size(32)));
 
-// reader::relu on 8 lanes of f16c_t data (the f16c instances): widened by
-// F16C, g where x > 0 (ordered: NaN gives +0), else +0, as the scalar form.
-template <bn_fusion F>
-BPG_ALWAYS_INLINE void relu_f16c(const reader<f16c_t, F> &rd, int64_t r, f32x8 &v) {
+// reader::relu on 8 lanes: g where x > 0 (ordered: NaN gives +0), else +0,
+// as the scalar form.
+template <typename T, bn_fusion F> BPG_ALWAYS_INLINE void relu8(const reader<T, F> &rd, int64_t r, f32x8 &v) {
     f32x8 x, g;
     widen8(rd.x_p + r, x);
     widen8(rd.g_p + r, g);
     v = f32x8(i32x8(g) & (x > 0.f));
 }
-// n consecutive values of diff_dst (Src false) or src as BN sees them,
-// 8 at a time by F16C (the f16c instances).
-template <bool Src, bn_fusion F>
-BPG_ALWAYS_INLINE void load_f16c(const reader<f16c_t, F> &rd, int64_t at, int64_t r, float *v, int n) {
+// n (a multiple of 8) consecutive values of diff_dst (Src false) or src as
+// BN sees them.
+template <bool Src, typename T, bn_fusion F>
+BPG_ALWAYS_INLINE void load_lanes8(const reader<T, F> &rd, int64_t at, int64_t r, float *v, int n) {
     constexpr bool relu = F == (Src ? bn_fusion::relu_into_src : bn_fusion::relu_into_dd);
     for (int h = 0; h < n; h += 8) {
         f32x8 e;
-        if constexpr (relu) relu_f16c(rd, r + h, e);
+        if constexpr (relu) relu8(rd, r + h, e);
         else widen8((Src ? rd.src_p : rd.dd_p) + at + h, e);
         __builtin_memcpy(v + h, &e, sizeof e);
     }
@@ -134,21 +132,15 @@ BPG_ALWAYS_INLINE void load_f16c(const reader<f16c_t, F> &rd, int64_t at, int64_
 
 template <typename T, bn_fusion F, typename V>
 BPG_ALWAYS_INLINE void load_dd_block(const reader<T, F> &rd, int64_t d, int64_t r, V &g) {
-    constexpr int n = sizeof(V) / sizeof(float);
-    float gb[n];
-    if constexpr (std::is_same_v<T, f16c_t>) load_f16c<false>(rd, d, r, gb, n);
-    else
-        for (int l = 0; l < n; ++l) gb[l] = rd.dd(d + l, r + l);
+    float gb[sizeof(V) / sizeof(float)];
+    load_lanes8<false>(rd, d, r, gb, sizeof(V) / sizeof(float));
     __builtin_memcpy(&g, gb, sizeof g);
 }
 template <typename T, bn_fusion F, typename V>
 BPG_ALWAYS_INLINE void load_block(const reader<T, F> &rd, int64_t d, int64_t s, int64_t r, V &g, V &x) {
-    constexpr int n = sizeof(V) / sizeof(float);
     load_dd_block(rd, d, r, g);
-    float xb[n];
-    if constexpr (std::is_same_v<T, f16c_t>) load_f16c<true>(rd, s, r, xb, n);
-    else
-        for (int l = 0; l < n; ++l) xb[l] = rd.src(s + l, r + l);
+    float xb[sizeof(V) / sizeof(float)];
+    load_lanes8<true>(rd, s, r, xb, sizeof(V) / sizeof(float));
     __builtin_memcpy(&x, xb, sizeof x);
 }
 

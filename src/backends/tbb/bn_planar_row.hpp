@@ -130,9 +130,4 @@ BPG_ALWAYS_INLINE void update_row(const bn_plan &p, const data &d, const coeffs 
     o.finish();
 }
 
-// After a task's last streamed row: its lines are visible before it ends.
-inline void end_of_streamed_rows(const data &d) {
-    if (d.nontemporal) _mm_sfence();
-}
-
 } // namespace bpg::tbb_backend::bn

@@ -26,9 +26,7 @@ BPG_ALWAYS_INLINE void shifted_squares_of(const bn_plan &p, const data &d, const
                 int64_t b = b0;
                 for (; b + lanes <= b1; b += lanes) {
                     float x[lanes];
-                    if constexpr (std::is_same_v<T, f16c_t>) load_f16c<true>(rd, s0 + b, 0, x, lanes);
-                    else
-                        for (int l = 0; l < lanes; ++l) x[l] = rd.src(s0 + b + l, 0);
+                    load_lanes8<true>(rd, s0 + b, 0, x, lanes);
                     for (int l = 0; l < lanes; ++l) {
                         const float v = x[l] - s;
                         l1[l] += v, l2[l] += v * v;

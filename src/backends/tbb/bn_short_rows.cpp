@@ -208,15 +208,15 @@ struct segment_constants {
 template <typename T> constexpr bool permuted_constants = std::is_same_v<T, float>;
 
 // The constants of run elements [e0, e1) of channels k0.. (rows of B), or
-// of channels [k0, k1).
-template <typename T>
+// (Permuted) of channels [k0, k1).
+template <bool Permuted>
 void fill_constants(const bn_plan &p, const coeffs &cf, int64_t k0, int64_t k1, int64_t e0, int64_t e1,
         segment_constants &sc) {
     const auto put = [&](size_t k, int64_t i0, int64_t i1) {
         const float v[4] = {cf.a[k], cf.c2[k], cf.mean[k], cf.c0[k]};
         for (int c = 0; c < 4; ++c) std::fill(sc.c[c] + i0, sc.c[c] + i1, v[c]);
     };
-    if constexpr (permuted_constants<T>) {
+    if constexpr (Permuted) {
         for (int64_t k = k0; k < k1; ++k) put(size_t(k), k - k0, k - k0 + 1);
         for (int64_t i = k1 - k0; i < lanes; ++i) put(size_t(k0), i, i + 1); // (lanes no element picks)
         return;
@@ -349,13 +349,18 @@ __attribute__((target("avx512f"))) void short_rows_update_avx512(const bn_plan &
     }
 }
 
-// Pass 2 on the planar rows (a, k) of channels [k0, k1), which follow one
-// another in diff_src (ds.k == B), row by row into one staged output run.
-template <typename T, bn_fusion F>
-BPG_ALWAYS_INLINE void update_rows_of_channels(const bn_plan &p, const data &d, const coeffs &cf, int64_t a, int64_t k0,
-        int64_t k1) {
-    const out_run<T> o(static_cast<T *>(d.ds) + at(p.ds, a, k0, 0), (k1 - k0) * p.B, d.nontemporal);
-    for (int64_t k = k0; k < k1; ++k) update_row_into<T, F>(p, d, cf, a, k, o.out + (k - k0) * p.B);
+// Pass 2 of the generic loops on elements [e0, e1) of the run of rows (a,
+// k), k in [k0, ..) (see short_rows_update_avx512): as one run with each
+// element's channel constants (sc, per element), by diff_src_run: the same
+// arithmetic per element as update_row_into (same bits), without a loop's
+// start and end per row of 7x7; staged when nontemporal.
+template <typename T, bn_fusion F, bool Global>
+BPG_ALWAYS_INLINE void update_run_of_channels(const bn_plan &p, const data &d, const segment_constants &sc, int64_t a,
+        int64_t k0, int64_t e0, int64_t e1) {
+    const reader<T, F> rd(d);
+    const out_run<T> o(static_cast<T *>(d.ds) + at(p.ds, a, k0, 0) + e0, e1 - e0, d.nontemporal);
+    diff_src_run<Global>(rd, at(p.dd, a, k0, 0) + e0, at(p.src, a, k0, 0) + e0, at(p.relu_in, a, k0, 0) + e0, o.out,
+            0, e1 - e0, sc.c[0], sc.c[1], sc.c[2], sc.c[3]);
     o.finish();
 }
 
@@ -389,15 +394,22 @@ BPG_ALWAYS_INLINE void short_rows_sums_of(const bn_plan &p, const data &d, const
 template <typename T>
 BPG_ALWAYS_INLINE void short_rows_update_of(const bn_plan &p, const data &d, const coeffs &cf, int64_t k0, int64_t k1) {
     with_fusion(p.fusion, [&](auto f) BPG_LAMBDA_INLINE {
-        if (p.update != bn_loops::short_rows_avx512 && p.update != bn_loops::short_rows_bf16_avx512) {
-            for (int64_t a = p.A - 1; a >= 0; --a) update_rows_of_channels<T, f.value>(p, d, cf, a, k0, k1);
-            return;
-        }
         segment_constants sc;
         const int64_t n = (k1 - k0) * p.B;
+        if (p.update == bn_loops::short_rows) {
+            with_global(p.global_stats, [&](auto global) BPG_LAMBDA_INLINE {
+                for (int64_t e0 = 0; e0 < n; e0 += segment_elems) {
+                    const int64_t e1 = std::min(n, e0 + segment_elems);
+                    fill_constants<false>(p, cf, k0, k1, e0, e1, sc);
+                    for (int64_t a = p.A - 1; a >= 0; --a)
+                        update_run_of_channels<T, f.value, global.value>(p, d, sc, a, k0, e0, e1);
+                }
+            });
+            return;
+        }
         for (int64_t e0 = 0; e0 < n; e0 += segment_elems) {
             const int64_t e1 = std::min(n, e0 + segment_elems);
-            fill_constants<T>(p, cf, k0, k1, e0, e1, sc);
+            fill_constants<permuted_constants<T>>(p, cf, k0, k1, e0, e1, sc);
             for (int64_t a = p.A - 1; a >= 0; --a) {
                 if constexpr (std::is_same_v<T, bf16_t>)
                     if (p.update == bn_loops::short_rows_bf16_avx512) {

@@ -19,43 +19,21 @@ template <typename T> __attribute__((target("avx512f"), always_inline)) inline u
 // shuffles of 64-byte vectors lane by lane through the stack where it has no
 // 512-bit registers (AVX2 pass 2 converted and stored one lane at a time),
 // 32-byte ones in registers.
-// (The f16c instances: by F16C, the same bits.)
 template <typename T> BPG_ALWAYS_INLINE void store_halves(T *out, const f32x8 &lo, const f32x8 &hi) {
-    if constexpr (std::is_same_v<T, f16c_t>) {
-        narrow8(out, lo);
-        narrow8(out + 8, hi);
-        return;
-    }
-    typedef uint32_t u32x8 __attribute__((vector_size(32)));
-    u32x8 half[2] = {u32x8(lo), u32x8(hi)};
-    for (u32x8 &h : half) {
-        if constexpr (std::is_same_v<T, bf16_t>) kernels::bf16_bits_of_f32_bits(h, u32x8(h));
-        else kernels::f16_bits_of_f32_bits(h, u32x8(h));
-    }
-    const u16x16 v = __builtin_shufflevector(u16x16(half[0]), u16x16(half[1]), 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20,
-            22, 24, 26, 28, 30);
-    __builtin_memcpy(out, &v, sizeof v);
+    narrow8(out, lo);
+    narrow8(out + 8, hi);
 }
 
 // 8 f32 lanes of diff_src to out (16-byte aligned) past the caches, for the
 // generic loops: SSE2's non-temporal stores of 16 bytes (every instruction
-// set they are built for has them), 16-bit narrowed first (to_16bit's bits).
-typedef uint16_t u16x8 __attribute__((vector_size(16)));
+// set they are built for has them), 16-bit narrowed first (narrow8's bits).
 template <typename T> BPG_ALWAYS_INLINE void stream8(T *out, const f32x8 &v) {
     if constexpr (std::is_same_v<T, float>) {
         _mm_stream_ps(out, __m128(__builtin_shufflevector(v, v, 0, 1, 2, 3)));
         _mm_stream_ps(out + 4, __m128(__builtin_shufflevector(v, v, 4, 5, 6, 7)));
     } else {
         u16x8 h;
-        if constexpr (std::is_same_v<T, f16c_t>) {
-            narrow8_bits(v, h);
-        } else {
-            typedef uint32_t u32x8 __attribute__((vector_size(32)));
-            u32x8 bits;
-            if constexpr (std::is_same_v<T, bf16_t>) kernels::bf16_bits_of_f32_bits(bits, u32x8(v));
-            else kernels::f16_bits_of_f32_bits(bits, u32x8(v));
-            h = __builtin_convertvector(bits, u16x8);
-        }
+        narrow8_bits(v, out, h);
         _mm_stream_si128(reinterpret_cast<__m128i *>(out), __m128i(h));
     }
 }
@@ -104,12 +82,15 @@ BPG_ALWAYS_INLINE void diff_src_run(const reader<T, F> &rd, int64_t d0, int64_t 
     }
     for (; j < j1; ++j) one(j);
 }
-// Calls f(std::bool_constant<S> {}) with S = stream, and fences after it
-// when streamed (the streamed lines are visible before the task ends).
+// Calls f(std::bool_constant<S> {}) with S = stream (diff_src_run's Stream).
 template <typename Fn> BPG_ALWAYS_INLINE void with_stream(bool stream, Fn &&f) {
-    if (!stream) return f(std::false_type {});
-    f(std::true_type {});
-    _mm_sfence();
+    if (stream) f(std::true_type {});
+    else f(std::false_type {});
+}
+
+// After a task's last streamed row: its lines are visible before it ends.
+inline void end_of_streamed_rows(const data &d) {
+    if (d.nontemporal) _mm_sfence();
 }
 // use_global_stats' diff_src = a * diff_dst of such a run (src not read).
 template <bool Stream = false, typename T, bn_fusion F, typename C>

@@ -22,7 +22,7 @@ template <> inline f16_t from_f32<f16_t>(float v) { return {kernels::f32_to_f16_
 
 // f16 data as the loops built for F16C see it (the BN kernels' f16c
 // instances, bn_kernels.hpp): the same storage and bits as f16_t, a type of
-// its own so that those loops convert 8 lanes by F16C (f16c_lanes.hpp).
+// its own so that those loops convert 8 lanes by F16C (lanes8.hpp).
 struct f16c_t : f16_t {};
 template <> inline f16c_t from_f32<f16c_t>(float v) { return {{kernels::f32_to_f16_inline(v)}}; }
 
