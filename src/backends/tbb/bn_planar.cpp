@@ -79,30 +79,8 @@ BPG_ALWAYS_INLINE void sums_planar(const bn_plan &p, const data &d, const float 
         const int64_t s0 = at(p.src, a, k, 0), d0 = at(p.dd, a, k, 0), x0 = at(p.relu_in, a, k, 0);
         for (int64_t c = 0; c < nch; ++c) {
             const int64_t b0 = c * planar_chunk, b1 = std::min(p.B, b0 + planar_chunk);
-            // 16 f32 lanes as one vector value (one zmm register with AVX-512).
             chunk_sums cs(mean[k]);
-            int64_t b = b0;
-            if constexpr (std::is_same_v<T, float>) {
-                for (; b + lanes <= b1; b += lanes) {
-                    lanes16 g, x;
-                    load_block(rd, d0 + b, s0 + b, x0 + b, g, x);
-                    cs.add(g, x);
-                }
-            } else {
-                // 16-bit: cs's lanes as two vectors of 8 (same bits). Without
-                // 512-bit registers GCC kept cs's in memory (AVX2: pass 1 twice
-                // pass 2); AVX-512 CPUs take row_sums_avx512.
-                f32x8 v1[2] = {}, v2[2] = {};
-                const f32x8 mv = f32x8 {} + mean[k];
-                for (; b + lanes <= b1; b += lanes)
-                    for (int h = 0; h < 2; ++h) {
-                        f32x8 g, x;
-                        load_block(rd, d0 + b + 8 * h, s0 + b + 8 * h, x0 + b + 8 * h, g, x);
-                        kernels::bn_accumulate(v1[h], v2[h], g, x, mv);
-                    }
-                __builtin_memcpy(&cs.v1, v1, sizeof v1);
-                __builtin_memcpy(&cs.v2, v2, sizeof v2);
-            }
+            const int64_t b = add_chunk_vectors(rd, d0, s0, x0, b0, b1, cs, p.avx512);
             cs.finish(rd, b, b1, d0, s0, x0, partial + 2 * (r * nch + c));
             if (global) {
                 const out_run<T> o(static_cast<T *>(d.ds) + at(p.ds, a, k, b0), b1 - b0, d.nontemporal);

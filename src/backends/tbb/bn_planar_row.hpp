@@ -45,6 +45,37 @@ struct chunk_sums {
     }
 };
 
+// The whole vectors of chunk [b0, b1) of a planar row (element b at offsets
+// d0 + b, s0 + b, x0 + b) added into cs, as the generic loops add them; the
+// offset of the first element left over (the tail, for cs.finish). cs's
+// lanes as two vectors of 8 (same bits): without 512-bit registers GCC kept
+// its 64-byte vectors in memory (AVX2: NCX f32 pass 1 took 1.6x as long);
+// f32 with `zmm` (an AVX-512 CPU, p.avx512) as they are.
+template <typename T, bn_fusion F>
+BPG_ALWAYS_INLINE int64_t add_chunk_vectors(const reader<T, F> &rd, int64_t d0, int64_t s0, int64_t x0, int64_t b0,
+        int64_t b1, chunk_sums &cs, bool zmm) {
+    int64_t b = b0;
+    if (std::is_same_v<T, float> && zmm) {
+        for (; b + lanes <= b1; b += lanes) {
+            lanes16 g, x;
+            load_block(rd, d0 + b, s0 + b, x0 + b, g, x);
+            cs.add(g, x);
+        }
+        return b;
+    }
+    f32x8 v1[2] = {}, v2[2] = {};
+    const f32x8 mv = f32x8 {} + cs.m;
+    for (; b + lanes <= b1; b += lanes)
+        for (int h = 0; h < 2; ++h) {
+            f32x8 g, x;
+            load_block(rd, d0 + b + 8 * h, s0 + b + 8 * h, x0 + b + 8 * h, g, x);
+            kernels::bn_accumulate(v1[h], v2[h], g, x, mv);
+        }
+    __builtin_memcpy(&cs.v1, v1, sizeof v1);
+    __builtin_memcpy(&cs.v2, v2, sizeof v2);
+    return b;
+}
+
 // Pass 1 on planar row (a, k) with AVX-512: the chunks of sums_planar,
 // summed in the same order (same bits); each whole vector's diff_dst lanes,
 // offset b and ReLU decisions also go to `each` (a functor, so it can carry

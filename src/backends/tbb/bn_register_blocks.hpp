@@ -93,7 +93,7 @@ BPG_ALWAYS_INLINE void sums_channels_last_blocked(const bn_plan &p, const data &
     // f32 rows are left to the hardware prefetchers, as oneDNN leaves them:
     // the software prefetch made pass 1 slower there (bench/NOTES.md).
     constexpr bool prefetch = !std::is_same_v<T, float>;
-    if constexpr (std::is_same_v<T, float>) {
+    if (std::is_same_v<T, float> && p.avx512) {
         for (int64_t a = c * channels_last_chunk; a < a1; ++a)
 #pragma GCC unroll 4 // NB at once, so sb's accumulators stay in registers (not unrolled, GCC kept them in memory)
             for (int nb = 0; nb < NB; ++nb) {
@@ -101,7 +101,8 @@ BPG_ALWAYS_INLINE void sums_channels_last_blocked(const bn_plan &p, const data &
                 sb.add(p, rd, a, nb, g);
             }
     } else {
-        // 16-bit: sb's lanes as vectors of 8 (same bits), as sums_planar.
+        // 16-bit, and f32 without AVX-512: sb's lanes as vectors of 8 (same
+        // bits), as add_chunk_vectors.
         f32x8 v1[2 * NB] = {}, v2[2 * NB] = {}, mv[2 * NB];
         __builtin_memcpy(mv, sb.mv, sizeof mv);
         for (int64_t a = c * channels_last_chunk; a < a1; ++a)
@@ -193,7 +194,7 @@ template <int NB> struct update_block {
 template <typename T, bn_fusion F, int NB, typename Out>
 BPG_ALWAYS_INLINE void update_rows_blocked(const bn_plan &p, const reader<T, F> &rd, const coeffs &cf, int64_t a0, int64_t a1,
         Out &&out_row) {
-    if constexpr (std::is_same_v<T, float>) {
+    if (std::is_same_v<T, float> && p.avx512) {
         const update_block<NB> ub(cf);
         for (int64_t a = a0; a < a1; ++a) {
             T *out = out_row(a);
@@ -204,8 +205,9 @@ BPG_ALWAYS_INLINE void update_rows_blocked(const bn_plan &p, const reader<T, F> 
             }
         }
     } else {
-        // 16-bit: ub's lanes as vectors of 8 (same bits), as the sums of
-        // sums_channels_last_blocked; converted and stored 16 at a time.
+        // 16-bit, and f32 without AVX-512: ub's lanes as vectors of 8 (same
+        // bits), as the sums of sums_channels_last_blocked; converted and
+        // stored 16 at a time.
         f32x8 ak[2 * NB], c2[2 * NB], c0[2 * NB], m[2 * NB];
         __builtin_memcpy(ak, cf.a.data(), sizeof ak);
         __builtin_memcpy(c2, cf.c2.data(), sizeof c2);

@@ -385,8 +385,18 @@ BPG_ALWAYS_INLINE void short_rows_sums_of(const bn_plan &p, const data &d, const
                 default: return rows(vectors_c<0> {}, std::false_type {});
             }
         });
-    for (int64_t a = 0; a < p.A; ++a)
-        for (int64_t k = k0; k < k1; ++k) planar_sums(p, d, mean, partial, k * p.A + a, k * p.A + a + 1);
+    // The generic loops: row after row of the group as sums_planar sums them
+    // (each row one chunk), with no call or chunk loop between rows.
+    with_fusion(p.fusion, [&](auto f) BPG_LAMBDA_INLINE {
+        const reader<T, f.value> rd(d);
+        for (int64_t a = 0; a < p.A; ++a)
+            for (int64_t k = k0; k < k1; ++k) {
+                const int64_t s0 = at(p.src, a, k, 0), d0 = at(p.dd, a, k, 0), x0 = at(p.relu_in, a, k, 0);
+                chunk_sums cs(mean[k]);
+                const int64_t b = add_chunk_vectors(rd, d0, s0, x0, 0, p.B, cs, p.avx512);
+                cs.finish(rd, b, p.B, d0, s0, x0, partial + 2 * (k * p.A + a)); // (row (a, k)'s only chunk)
+            }
+    });
 }
 
 // Last rows first: pass 1 read them last, so they are the likeliest still in
