@@ -43,7 +43,6 @@ template <typename T> BPG_ALWAYS_INLINE void stream8(T *out, const f32x8 &v) {
 // (a channels-last row).
 BPG_ALWAYS_INLINE float constant_at(float c, int64_t) { return c; }
 BPG_ALWAYS_INLINE float constant_at(const float *c, int64_t j) { return c[j]; }
-BPG_ALWAYS_INLINE void constants_at(float c, int64_t, f32x8 &v) { v = f32x8 {c, c, c, c, c, c, c, c}; } // (0 + c: +0 for -0)
 BPG_ALWAYS_INLINE void constants_at(const float *c, int64_t j, f32x8 &v) { __builtin_memcpy(&v, c + j, sizeof v); }
 
 // Pass 2's diff_src of the consecutive elements [j0, j1) of a run (element j
@@ -61,9 +60,13 @@ BPG_ALWAYS_INLINE void diff_src_run(const reader<T, F> &rd, int64_t d0, int64_t 
                 constant_at(m, j), constant_at(c0, j)));
     };
     const auto block = [&](int64_t j, f32x8 &r) BPG_LAMBDA_INLINE {
-        f32x8 a8, c28, m8, c08;
-        constants_at(ak, j, a8), constants_at(c2, j, c28), constants_at(m, j, m8), constants_at(c0, j, c08);
-        diff_src_block(rd, Global, d0 + j, s0 + j, x0 + j, a8, c28, m8, c08, r);
+        if constexpr (std::is_same_v<C, float>) { // (broadcast by the vector arithmetic; built lane by lane, not hoisted)
+            diff_src_block(rd, Global, d0 + j, s0 + j, x0 + j, ak, c2, m, c0, r);
+        } else {
+            f32x8 a8, c28, m8, c08;
+            constants_at(ak, j, a8), constants_at(c2, j, c28), constants_at(m, j, m8), constants_at(c0, j, c08);
+            diff_src_block(rd, Global, d0 + j, s0 + j, x0 + j, a8, c28, m8, c08, r);
+        }
     };
     int64_t j = j0;
     if constexpr (Stream) {
