@@ -228,14 +228,14 @@ void expect_forward_sums(const split_case &k, float offset, backend_kind b, uint
         in[0][j] = float(core::load_as_double(&in[0][j], data_type::f32, 0));
     const run_result r = run_op(forward_sums_op(k), in, b);
     if (b == backend_kind::tbb) {
-        EXPECT_EQ(r.path, "bn:local_sums:sums=shifted_squares:update=none:cached" + f16c_suffix(k.dt));
-        if (k.dt == data_type::f16) { // the integer conversions' loops: the f16c instance's bits
-            tbb_backend::integer_f16_only() = true;
-            const run_result integer = run_op(forward_sums_op(k), in, b);
-            tbb_backend::integer_f16_only() = false;
-            EXPECT_EQ(integer.path, "bn:local_sums:sums=shifted_squares:update=none:cached");
+        EXPECT_EQ(r.path, "bn:local_sums:sums=shifted_squares:update=none:cached" + avx2_suffix(k.dt));
+        if (k.dt != data_type::f32) { // the target_clones loops: the AVX2 instance's bits
+            tbb_backend::clone_16bit_only() = true;
+            const run_result clones = run_op(forward_sums_op(k), in, b);
+            tbb_backend::clone_16bit_only() = false;
+            EXPECT_EQ(clones.path, "bn:local_sums:sums=shifted_squares:update=none:cached");
             for (size_t id : {size_t(8), size_t(9)})
-                EXPECT_EQ(0, std::memcmp(r.out.at(id).data(), integer.out.at(id).data(), r.out.at(id).size() * 4))
+                EXPECT_EQ(0, std::memcmp(r.out.at(id).data(), clones.out.at(id).data(), r.out.at(id).size() * 4))
                         << "output " << id;
         }
     }

@@ -47,10 +47,10 @@ knobs::~knobs() {
     tbb_backend::generic_kernels_only() = false;
 }
 
-std::string f16c_suffix(data_type dt) {
+std::string avx2_suffix(data_type dt) {
     using namespace tbb_backend;
-    const bool f16c = dt == data_type::f16 && !has_avx512f() && has_avx2() && f16c_available() && !integer_f16_only();
-    return f16c ? ":f16c" : "";
+    const bool avx2 = dt != data_type::f32 && !has_avx512f() && has_avx2() && f16c_available() && !clone_16bit_only();
+    return avx2 ? ":avx2" : "";
 }
 
 void expect_path_taken(const std::vector<path_case> &cases) {
@@ -58,7 +58,7 @@ void expect_path_taken(const std::vector<path_case> &cases) {
     for (const path_case &pc : cases) {
         const knobs set(pc);
         SCOPED_TRACE(pc.c.name() + (pc.large ? " large" : "") + (pc.generic ? " generic" : ""));
-        const std::string want = pc.path == "bn:zero_sized" ? pc.path : pc.path + f16c_suffix(pc.c.dt);
+        const std::string want = pc.path == "bn:zero_sized" ? pc.path : pc.path + avx2_suffix(pc.c.dt);
         EXPECT_EQ(compile_bn_case(pc.c, backend_kind::tbb).get_kernel_path(), want);
         const auto in = bn_inputs(pc.c, seed++);
         expect_bn_close(run_bn(pc.c, backend_kind::tbb, in), run_bn(pc.c, backend_kind::ref, in), pc.c);
@@ -73,12 +73,12 @@ void widen_mantissas(outputs &in) {
             for (float &x : v) x = x * 1.1f + 0.0123f;
 }
 
-outputs run_generic(const bn_case &c, const outputs &in, bool integer_f16) {
+outputs run_generic(const bn_case &c, const outputs &in, bool clones) {
     tbb_backend::generic_kernels_only() = true;
-    tbb_backend::integer_f16_only() = integer_f16;
+    tbb_backend::clone_16bit_only() = clones;
     outputs out = run_bn(c, backend_kind::tbb, in);
     tbb_backend::generic_kernels_only() = false;
-    tbb_backend::integer_f16_only() = false;
+    tbb_backend::clone_16bit_only() = false;
     return out;
 }
 
@@ -96,7 +96,7 @@ void expect_reference_and_same_bits(const bn_case &c, uint32_t seed) {
     expect_bn_close(one, run_bn(c, backend_kind::ref, in), c);
     expect_same_bits(one, three, "3 threads");
     expect_same_bits(one, run_generic(c, in), "generic");
-    if (c.dt == data_type::f16) expect_same_bits(one, run_generic(c, in, true), "generic, integer f16");
+    if (c.dt != data_type::f32) expect_same_bits(one, run_generic(c, in, true), "generic, target_clones");
 }
 
 } // namespace bpg::test

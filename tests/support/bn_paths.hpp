@@ -1,5 +1,5 @@
 // What the tests of the oneTBB BN kernel paths share (test_tbb_bn_paths.cpp,
-// test_tbb_bn_f16c.cpp): cases that take a path with the size and CPU knobs
+// test_tbb_bn_avx2.cpp): cases that take a path with the size and CPU knobs
 // set, the path the plan names, and bit-for-bit comparisons of the loops.
 #pragma once
 
@@ -13,7 +13,7 @@
 namespace bpg::test {
 
 struct path_case {
-    std::string path; // expected get_kernel_path(), less the ":f16c" f16c_suffix adds
+    std::string path; // expected get_kernel_path(), less the ":avx2" avx2_suffix adds
     bn_case c;
     bool large = false;   // thresholds lowered: diff_src counts as large (nontemporal)
     bool generic = false; // a CPU without AVX-512
@@ -30,10 +30,10 @@ struct knobs {
     ~knobs();
 };
 
-// ":f16c" where the plan of an f16 case runs the generic loops' f16c
+// ":avx2" where the plan of a 16-bit case runs the generic loops' AVX2
 // instances (bn_path.cpp: AVX2 and F16C, no AVX-512 or the generic loops
 // asked for), else "": the same rule, asked of the CPU the tests run on.
-std::string f16c_suffix(data_type dt);
+std::string avx2_suffix(data_type dt);
 
 // Each case's path (its f16c_suffix added) and results against the reference.
 void expect_path_taken(const std::vector<path_case> &cases);
@@ -46,16 +46,16 @@ using outputs = std::map<size_t, std::vector<float>>;
 // order of additions shows in the bits.
 void widen_mantissas(outputs &in);
 
-// The case on the generic loops (no AVX-512 code); with integer_f16, f16
-// converted by the integer formulas (no f16c instance either).
-outputs run_generic(const bn_case &c, const outputs &in, bool integer_f16 = false);
+// The case on the generic loops (no AVX-512 code); with clones, their
+// target_clones instances (no AVX2 instance either).
+outputs run_generic(const bn_case &c, const outputs &in, bool clones = false);
 
 // Every output of `got` bit for bit equal to `want`'s.
 void expect_same_bits(const outputs &got, const outputs &want, const char *what);
 
 // The case on inputs with full mantissas (seed): within the reference's
 // tolerance on 1 thread, the same bits on 3 threads and on the generic
-// loops (f16: with and without the f16c instances).
+// loops (16-bit: with and without the AVX2 instances).
 void expect_reference_and_same_bits(const bn_case &c, uint32_t seed);
 
 } // namespace bpg::test

@@ -349,12 +349,13 @@ BPG_ALWAYS_INLINE void channels_last_update_of(const bn_plan &p, const data &d, 
 }
 
 // Pass 2 on a slab of the wide loops' channels, every row: its row segments
-// streamed from the registers where each starts on a 64-byte line.
+// streamed from the registers where each starts on a 64-byte line; on the
+// generic loops', from each segment's first 16-byte boundary (stream8).
 template <typename T>
 BPG_ALWAYS_INLINE void channels_last_update_slab_of(const bn_plan &p, const data &d, const coeffs &cf, int64_t k0,
         int64_t k1) {
     T *out = static_cast<T *>(d.ds);
-    if (p.update == bn_loops::channels_last) { // the generic loops: each row's segment, streamed when nontemporal
+    if (p.update == bn_loops::channels_last) {
         with_fusion(p.fusion, [&](auto f) BPG_LAMBDA_INLINE {
             const reader<T, f.value> rd(d);
             with_stream(d.nontemporal, [&](auto stream) BPG_LAMBDA_INLINE {

@@ -74,20 +74,23 @@ void shifted_squares(const bn_plan &p, const data &d, const float *shift, double
 
 // Defines entry point NAME PARAMS (PARAMS starting with `const bn_plan &p`):
 // per dtype, a BPG_CLONES function calling BODY<T> ARGS, and NAME picking the
-// one of p.dt. f16 also has an instance built for AVX2 and F16C, BODY<f16c_t>,
-// whose loops convert 8 lanes by one instruction (lanes8.hpp), for the
-// plans that name it (bn_plan::f16c: CPUs with those and without AVX-512).
+// one of p.dt. The 16-bit dtypes also have an instance built for AVX2 and
+// F16C, BODY<f16c_t> and BODY<bf16_avx2_t>, whose loops convert 8 lanes with
+// those instructions (lanes8.hpp: inline asm, which target_clones cannot
+// pick per clone), for the plans that name them (bn_plan::avx2_16bit: CPUs
+// with those and without AVX-512).
 #define BPG_BN_ENTRY(NAME, PARAMS, ARGS, BODY)                                                                         \
     namespace {                                                                                                        \
     BPG_CLONES void NAME##_f32 PARAMS { BODY<float> ARGS; }                                                            \
     BPG_CLONES void NAME##_bf16 PARAMS { BODY<bf16_t> ARGS; }                                                          \
     BPG_CLONES void NAME##_f16 PARAMS { BODY<f16_t> ARGS; }                                                            \
     __attribute__((target("avx2,f16c"))) void NAME##_f16c PARAMS { BODY<f16c_t> ARGS; }                                \
+    __attribute__((target("avx2,f16c"))) void NAME##_bf16_avx2 PARAMS { BODY<bf16_avx2_t> ARGS; }                      \
     }                                                                                                                  \
     void NAME PARAMS {                                                                                                 \
         switch (p.dt) {                                                                                                \
-            case data_type::bf16: return NAME##_bf16 ARGS;                                                             \
-            case data_type::f16: return p.f16c ? NAME##_f16c ARGS : NAME##_f16 ARGS;                                   \
+            case data_type::bf16: return p.avx2_16bit ? NAME##_bf16_avx2 ARGS : NAME##_bf16 ARGS;                      \
+            case data_type::f16: return p.avx2_16bit ? NAME##_f16c ARGS : NAME##_f16 ARGS;                             \
             default: return NAME##_f32 ARGS;                                                                           \
         }                                                                                                              \
     }

@@ -170,13 +170,13 @@ BPG_ALWAYS_INLINE void diff_src_block(const reader<T, F> &rd, bool global, int64
 
 // Pass 1 on the consecutive channels [k0, k1) of a channels-last row
 // (channel k at offsets d0 + k, s0 + k, x0 + k), each added into its sums
-// s1[k], s2[k] around mean[k]: 8 at a time in the f16c instances, else one
+// s1[k], s2[k] around mean[k]: 8 at a time in the AVX2 instances, else one
 // by one; the same operations on each channel, so the same bits.
 template <typename T, bn_fusion F>
 BPG_ALWAYS_INLINE void accumulate_channels(const reader<T, F> &rd, int64_t d0, int64_t s0, int64_t x0, int64_t k0,
         int64_t k1, float *s1, float *s2, const float *mean) {
     int64_t k = k0;
-    if constexpr (std::is_same_v<T, f16c_t>)
+    if constexpr (avx2_instance<T>)
         for (; k + 8 <= k1; k += 8) {
             f32x8 g, x, v1, v2, m;
             load_block(rd, d0 + k, s0 + k, x0 + k, g, x);

@@ -170,7 +170,7 @@ void choose_bn_path(bn_plan &p) {
         return;
     }
     p.avx512 = has_avx512f();
-    p.f16c = p.dt == data_type::f16 && !p.avx512 && has_avx2() && f16c_available() && !integer_f16_only();
+    p.avx2_16bit = sixteen_bit(p) && !p.avx512 && has_avx2() && f16c_available() && !clone_16bit_only();
     // (local_sums writes no diff_src.)
     const int64_t bytes = core::ends_with_sums(p.part) ? 0 : p.A * p.K * p.B * int64_t(size_of(p.dt));
     p.channels_per_task = p.planar ? bn::channels_per_task(p) : 1;
@@ -242,7 +242,7 @@ std::string bn_path_name(const bn_plan &p) {
     return "bn:" + to_string(p.schedule) + ":sums=" + to_string(p.sums) + ":update=" + to_string(p.update) + ":"
             + (p.store == bn_store::nontemporal ? "nontemporal" : "cached")
             + (p.slice < p.K && p.schedule != bn_schedule::channel_slabs ? ":sliced" : "")
-            + (p.row_prefetch ? ":row_prefetch" : "") + (p.f16c ? ":f16c" : "");
+            + (p.row_prefetch ? ":row_prefetch" : "") + (p.avx2_16bit ? ":avx2" : "");
 }
 
 } // namespace bpg::tbb_backend

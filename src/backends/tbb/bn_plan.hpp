@@ -113,9 +113,10 @@ struct bn_plan {
     bn_loops sums = bn_loops::none, update = bn_loops::none;
     bn_store store = bn_store::cached;
     bool avx512 = false;           // the *_avx512 loops may run (the CPU has AVX-512)
-    // f16 on a CPU with AVX2 and F16C but not AVX-512 (path ":f16c"): the
-    // generic loops' f16c instances, converting 8 lanes by F16C (bn_kernels.hpp).
-    bool f16c = false;
+    // bf16 or f16 on a CPU with AVX2 and F16C but not AVX-512 (path
+    // ":avx2"): the generic loops' AVX2 instances, converting 8 lanes with
+    // those instructions (bn_kernels.hpp).
+    bool avx2_16bit = false;
     int64_t channels_per_task = 1; // channel_groups: channels of one group
     // Channels-last: the channels of one pass-1 item (K: whole rows; else a
     // multiple of 64); channel_slabs: of one slab.

@@ -248,7 +248,7 @@ __attribute__((target("avx512f"))) void update_rows_streamed(const bn_plan &p, c
 // f(std::bool_constant<HwBf16>): HwBf16 where the plan names pass-2 loops
 // rounding bf16 by the hardware (T is then bf16_t).
 template <typename T, typename Body> BPG_ALWAYS_INLINE void with_bf16_rounding(const bn_plan &p, const Body &f) {
-    if constexpr (std::is_same_v<T, bf16_t>)
+    if constexpr (std::is_base_of_v<bf16_t, T>)
         if (rounds_bf16_by_hardware(p.update))
             return f(std::true_type {});
     f(std::false_type {});

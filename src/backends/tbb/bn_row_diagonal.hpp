@@ -26,12 +26,12 @@ template <typename T> struct row_diagonal {
             v = _mm512_mask_loadu_ps(v, k, e - i); // (masked lanes are not read)
         } else if (read_16) {
             const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(e - i));
-            if constexpr (std::is_same_v<T, bf16_t>)
+            if constexpr (std::is_base_of_v<bf16_t, T>)
                 v = _mm512_castsi512_ps(_mm512_mask_cvtepu16_epi32(_mm512_castps_si512(v), k, h));
             else
                 v = _mm512_mask_cvtph_ps(v, k, h);
         } else {
-            if constexpr (std::is_same_v<T, bf16_t>)
+            if constexpr (std::is_base_of_v<bf16_t, T>)
                 v = _mm512_castsi512_ps(_mm512_mask_set1_epi32(_mm512_castps_si512(v), k, e->bits));
             else
                 v = _mm512_mask_cvtph_ps(v, k, _mm256_set1_epi16(short(e->bits)));
@@ -39,7 +39,7 @@ template <typename T> struct row_diagonal {
     }
     // (The same as lanes_f32 of these elements.)
     BPG_DIAGONAL_AVX512 __m512 f32() const {
-        if constexpr (std::is_same_v<T, bf16_t>)
+        if constexpr (std::is_base_of_v<bf16_t, T>)
             return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xffff, _mm512_castps_si512(v), 16));
         else
             return v;

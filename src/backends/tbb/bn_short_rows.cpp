@@ -421,7 +421,7 @@ BPG_ALWAYS_INLINE void short_rows_update_of(const bn_plan &p, const data &d, con
             const int64_t e1 = std::min(n, e0 + segment_elems);
             fill_constants<permuted_constants<T>>(p, cf, k0, k1, e0, e1, sc);
             for (int64_t a = p.A - 1; a >= 0; --a) {
-                if constexpr (std::is_same_v<T, bf16_t>)
+                if constexpr (std::is_base_of_v<bf16_t, T>)
                     if (p.update == bn_loops::short_rows_bf16_avx512) {
                         short_rows_update_avx512<T, f.value, true>(p, d, sc, a, k0, e0, e1, d.nontemporal);
                         continue;

@@ -47,11 +47,11 @@ BPG_ALWAYS_INLINE void constants_at(const float *c, int64_t j, f32x8 &v) { __bui
 
 // Pass 2's diff_src of the consecutive elements [j0, j1) of a run (element j
 // at offsets d0 + j, s0 + j, x0 + j) into out[j0 .. j1), use_global_stats'
-// formula when Global: 8 at a time in the f16c instances (diff_src_block),
+// formula when Global: 8 at a time in the AVX2 instances (diff_src_block),
 // else one by one (diff_src_one, which GCC vectorizes); the same arithmetic
 // on each element, so the same bits. Stream: the blocks of 8 from the first
 // 16-byte boundary on go out past the caches (stream8), in every dtype; the
-// caller fences (_mm_sfence) after its last run.
+// caller fences (end_of_streamed_rows) after its last run.
 template <bool Global, bool Stream = false, typename T, bn_fusion F, typename C>
 BPG_ALWAYS_INLINE void diff_src_run(const reader<T, F> &rd, int64_t d0, int64_t s0, int64_t x0, T *out, int64_t j0,
         int64_t j1, const C &ak, const C &c2, const C &m, const C &c0) {
@@ -76,7 +76,7 @@ BPG_ALWAYS_INLINE void diff_src_run(const reader<T, F> &rd, int64_t d0, int64_t 
             block(j, r);
             stream8(out + j, r);
         }
-    } else if constexpr (std::is_same_v<T, f16c_t>) {
+    } else if constexpr (avx2_instance<T>) {
         for (; j + 8 <= j1; j += 8) {
             f32x8 r;
             block(j, r);
@@ -85,6 +85,13 @@ BPG_ALWAYS_INLINE void diff_src_run(const reader<T, F> &rd, int64_t d0, int64_t 
     }
     for (; j < j1; ++j) one(j);
 }
+// use_global_stats' diff_src = a * diff_dst of such a run (src not read).
+template <typename T, bn_fusion F, typename C>
+BPG_ALWAYS_INLINE void global_diff_src_run(const reader<T, F> &rd, int64_t d0, int64_t x0, T *out, int64_t j0,
+        int64_t j1, const C &ak) {
+    diff_src_run<true>(rd, d0, 0, x0, out, j0, j1, ak, ak, ak, ak);
+}
+
 // Calls f(std::bool_constant<S> {}) with S = stream (diff_src_run's Stream).
 template <typename Fn> BPG_ALWAYS_INLINE void with_stream(bool stream, Fn &&f) {
     if (stream) f(std::true_type {});
@@ -94,12 +101,6 @@ template <typename Fn> BPG_ALWAYS_INLINE void with_stream(bool stream, Fn &&f) {
 // After a task's last streamed row: its lines are visible before it ends.
 inline void end_of_streamed_rows(const data &d) {
     if (d.nontemporal) _mm_sfence();
-}
-// use_global_stats' diff_src = a * diff_dst of such a run (src not read).
-template <bool Stream = false, typename T, bn_fusion F, typename C>
-BPG_ALWAYS_INLINE void global_diff_src_run(const reader<T, F> &rd, int64_t d0, int64_t x0, T *out, int64_t j0,
-        int64_t j1, const C &ak) {
-    diff_src_run<true, Stream>(rd, d0, 0, x0, out, j0, j1, ak, ak, ak, ak);
 }
 
 // Two consecutive vectors of lanes out to diff_src at `out` (64-byte

@@ -20,11 +20,14 @@ template <> inline float from_f32<float>(float v) { return v; }
 template <> inline bf16_t from_f32<bf16_t>(float v) { return {kernels::f32_to_bf16_inline(v)}; }
 template <> inline f16_t from_f32<f16_t>(float v) { return {kernels::f32_to_f16_inline(v)}; }
 
-// f16 data as the loops built for F16C see it (the BN kernels' f16c
-// instances, bn_kernels.hpp): the same storage and bits as f16_t, a type of
-// its own so that those loops convert 8 lanes by F16C (lanes8.hpp).
+// 16-bit data as the BN kernels' AVX2 instances see it (bn_kernels.hpp):
+// the same storage and bits as f16_t and bf16_t, types of their own so that
+// those loops convert 8 lanes with AVX2's and F16C's instructions
+// (lanes8.hpp). Derived, so that what takes the base's pointer takes them.
 struct f16c_t : f16_t {};
+struct bf16_avx2_t : bf16_t {};
 template <> inline f16c_t from_f32<f16c_t>(float v) { return {{kernels::f32_to_f16_inline(v)}}; }
+template <> inline bf16_avx2_t from_f32<bf16_avx2_t>(float v) { return {{kernels::f32_to_bf16_inline(v)}}; }
 
 template <typename T> struct row_io {
     static void load(const T *s, float *d, int64_t n) {
@@ -92,6 +95,10 @@ template <> struct row_io<f16_t> {
 template <> struct row_io<f16c_t> {
     static void load(const f16c_t *s, float *d, int64_t n) { row_io<f16_t>::load(s, d, n); }
     static void store(const float *s, f16c_t *d, int64_t n) { row_io<f16_t>::store(s, d, n); }
+};
+template <> struct row_io<bf16_avx2_t> {
+    static void load(const bf16_avx2_t *s, float *d, int64_t n) { row_io<bf16_t>::load(s, d, n); }
+    static void store(const float *s, bf16_avx2_t *d, int64_t n) { row_io<bf16_t>::store(s, d, n); }
 };
 
 } // namespace bpg::tbb_backend

@@ -18,9 +18,9 @@ inline bool has_avx512f() {
     return yes && !generic_kernels_only().load(std::memory_order_relaxed);
 }
 
-// Set, the f16 BN loops convert by the integer formulas where the f16c
-// instances would run: tests compare the two. Not for users.
-inline std::atomic<bool> &integer_f16_only() {
+// Set, the 16-bit BN loops run their target_clones instances where their
+// AVX2 instances would (bn_kernels.hpp): tests compare the two. Not for users.
+inline std::atomic<bool> &clone_16bit_only() {
     static std::atomic<bool> on {false};
     return on;
 }
