@@ -63,16 +63,20 @@ BPG_ALWAYS_INLINE int64_t add_chunk_vectors(const reader<T, F> &rd, int64_t d0, 
         }
         return b;
     }
-    f32x8 v1[2] = {}, v2[2] = {};
+    // (Lanes 0-7 and 8-15 in variables of their own: as arrays indexed in a
+    // loop, GCC kept the sums in memory.)
+    f32x8 lo1 = {}, lo2 = {}, hi1 = {}, hi2 = {};
     const f32x8 mv = f32x8 {} + cs.m;
-    for (; b + lanes <= b1; b += lanes)
-        for (int h = 0; h < 2; ++h) {
-            f32x8 g, x;
-            load_block(rd, d0 + b + 8 * h, s0 + b + 8 * h, x0 + b + 8 * h, g, x);
-            kernels::bn_accumulate(v1[h], v2[h], g, x, mv);
-        }
-    __builtin_memcpy(&cs.v1, v1, sizeof v1);
-    __builtin_memcpy(&cs.v2, v2, sizeof v2);
+    for (; b + lanes <= b1; b += lanes) {
+        f32x8 g, x;
+        load_block(rd, d0 + b, s0 + b, x0 + b, g, x);
+        kernels::bn_accumulate(lo1, lo2, g, x, mv);
+        load_block(rd, d0 + b + 8, s0 + b + 8, x0 + b + 8, g, x);
+        kernels::bn_accumulate(hi1, hi2, g, x, mv);
+    }
+    char *v1 = reinterpret_cast<char *>(&cs.v1), *v2 = reinterpret_cast<char *>(&cs.v2);
+    __builtin_memcpy(v1, &lo1, sizeof lo1), __builtin_memcpy(v1 + sizeof lo1, &hi1, sizeof hi1);
+    __builtin_memcpy(v2, &lo2, sizeof lo2), __builtin_memcpy(v2 + sizeof lo2, &hi2, sizeof hi2);
     return b;
 }
 
