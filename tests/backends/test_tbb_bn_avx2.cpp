@@ -60,6 +60,9 @@ TEST(TbbBatchNormAvx2, ShortRows) {
             {"bn:channel_groups:sums=planar:update=short_rows:cached", make({2, 48, 7, 7}, h), false, true},
             {"bn:channel_groups:sums=planar:update=short_rows:nontemporal", relu(make({2, 40, 5, 6}, h), 0), true, true},
             {"bn:channel_groups:sums=planar:update=short_rows:cached", relu(make({3, 32, 3, 5}, h), 1), false, true},
+            // Groups of 6 and 16 channels (pass 1's lanes summed 4 rows at a time).
+            {"bn:channel_groups:sums=planar:update=short_rows:cached", make({2, 96, 7, 7}, h), false, true},
+            {"bn:channel_groups:sums=planar:update=short_rows:cached", relu(make({2, 256, 5, 5}, h), 0), false, true},
     }, 200);
 }
 

@@ -97,6 +97,8 @@ TEST(TbbBatchNormPaths, PlanarChannelTasksAvx512) {
 TEST(TbbBatchNormPaths, PlanarChannelGroups) {
     expect_path_taken({
             {"bn:channel_groups:sums=planar:update=short_rows:cached", make({2, 48, 7, 7}), false, true},
+            {"bn:channel_groups:sums=planar:update=short_rows:cached", make({2, 96, 7, 7}), false, true},
+            {"bn:channel_groups:sums=planar:update=short_rows:cached", relu(make({2, 256, 5, 5}), 1), false, true},
             {"bn:channel_groups:sums=planar:update=short_rows:nontemporal", relu(make({2, 40, 5, 6}, data_type::bf16), 1),
                     true, true},
     });

@@ -79,9 +79,9 @@ BPG_ALWAYS_INLINE void sums_planar(const bn_plan &p, const data &d, const float 
         const int64_t s0 = at(p.src, a, k, 0), d0 = at(p.dd, a, k, 0), x0 = at(p.relu_in, a, k, 0);
         for (int64_t c = 0; c < nch; ++c) {
             const int64_t b0 = c * planar_chunk, b1 = std::min(p.B, b0 + planar_chunk);
-            chunk_sums cs(mean[k]);
-            const int64_t b = add_chunk_vectors(rd, d0, s0, x0, b0, b1, cs, p.avx512);
-            cs.finish(rd, b, b1, d0, s0, x0, partial + 2 * (r * nch + c));
+            float s1[lanes], s2[lanes];
+            chunk_lanes(rd, d0, s0, x0, b0, b1, mean[k], p.avx512, s1, s2);
+            chunk_sums::pair_of(s1, s2, partial + 2 * (r * nch + c));
             if (global) {
                 const out_run<T> o(static_cast<T *>(d.ds) + at(p.ds, a, k, b0), b1 - b0, d.nontemporal);
                 global_diff_src_run(rd, d0 + b0, x0 + b0, o.out, 0, b1 - b0, global->a[size_t(k)]);

@@ -32,11 +32,17 @@ struct chunk_sums {
             int64_t x0, float *s1, float *s2) const {
         __builtin_memcpy(s1, &v1, sizeof v1);
         __builtin_memcpy(s2, &v2, sizeof v2);
+        add_tail(rd, b, b1, d0, s0, x0, m, s1, s2);
+    }
+    // The tail's elements [b, b1) into lanes 0, 1, ... of s1, s2.
+    template <typename T, bn_fusion F>
+    static BPG_ALWAYS_INLINE void add_tail(const reader<T, F> &rd, int64_t b, int64_t b1, int64_t d0, int64_t s0,
+            int64_t x0, float m, float *s1, float *s2) {
         for (int l = 0; b < b1; ++b, ++l)
             kernels::bn_accumulate(s1[l], s2[l], rd.dd(d0 + b, x0 + b), rd.src(s0 + b, x0 + b), m);
     }
-    // ... then summed in order, in double (in_order_sums_16 does the same
-    // additions for 16 chunks at once).
+    // ... then summed in order, in double (in_order_sums_4 and
+    // in_order_sums_16 do the same additions for 4 and 16 chunks at once).
     static BPG_ALWAYS_INLINE void pair_of(const float *s1, const float *s2, double *pair) {
         double t1 = 0, t2 = 0;
         for (int l = 0; l < lanes; ++l) t1 += s1[l], t2 += s2[l];
@@ -45,28 +51,52 @@ struct chunk_sums {
     }
 };
 
-// The whole vectors of chunk [b0, b1) of a planar row (element b at offsets
-// d0 + b, s0 + b, x0 + b) added into cs, as the generic loops add them; the
-// offset of the first element left over (the tail, for cs.finish). cs's
-// lanes as two vectors of 8 (same bits): without 512-bit registers GCC kept
-// its 64-byte vectors in memory (AVX2: NCX f32 pass 1 took 1.6x as long);
-// f32 with `zmm` (an AVX-512 CPU, p.avx512) as they are.
+// pair_of's sums of 4 chunks' lanes at once (chunk i's lanes s[i]), one
+// chunk per f64 lane, for the generic loops: the same additions in the same
+// order, so the same bits, with the lanes transposed 4 by 4 in registers and
+// converted 4 at a time (one chunk at a time, a dependent chain of 16
+// additions and a load, insert and convert per lane took two thirds of the
+// generic short-rows pass 1).
+BPG_ALWAYS_INLINE void in_order_sums_4(const float (*s)[lanes], double *t) {
+    typedef float f32x4 __attribute__((vector_size(16)));
+    typedef double f64x4 __attribute__((vector_size(32)));
+    f64x4 sum = {};
+#pragma GCC unroll 4
+    for (int q = 0; q < lanes; q += 4) {
+        f32x4 r[4];
+        for (int i = 0; i < 4; ++i) __builtin_memcpy(&r[i], s[i] + q, sizeof r[i]);
+        const f32x4 a = __builtin_shufflevector(r[0], r[1], 0, 4, 1, 5), b = __builtin_shufflevector(r[0], r[1], 2, 6, 3, 7),
+                    c = __builtin_shufflevector(r[2], r[3], 0, 4, 1, 5), d = __builtin_shufflevector(r[2], r[3], 2, 6, 3, 7);
+        sum += __builtin_convertvector(__builtin_shufflevector(a, c, 0, 1, 4, 5), f64x4); // lane q of the 4 chunks
+        sum += __builtin_convertvector(__builtin_shufflevector(a, c, 2, 3, 6, 7), f64x4);
+        sum += __builtin_convertvector(__builtin_shufflevector(b, d, 0, 1, 4, 5), f64x4);
+        sum += __builtin_convertvector(__builtin_shufflevector(b, d, 2, 3, 6, 7), f64x4);
+    }
+    __builtin_memcpy(t, &sum, sizeof sum);
+}
+
+// chunk_sums::lanes_with_tail of chunk [b0, b1) of a planar row (element b
+// at offsets d0 + b, s0 + b, x0 + b, mean m) into s1, s2, as the generic
+// loops compute them: the lanes as two vectors of 8 in variables of their
+// own (same bits). Without 512-bit registers GCC kept a 64-byte vector in
+// memory (AVX2: NCX f32 pass 1 took 1.6x as long), and sums it copied into
+// a chunk_sums, or held in arrays indexed in a loop, too; f32 with `zmm`
+// (an AVX-512 CPU, p.avx512) in lanes16.
 template <typename T, bn_fusion F>
-BPG_ALWAYS_INLINE int64_t add_chunk_vectors(const reader<T, F> &rd, int64_t d0, int64_t s0, int64_t x0, int64_t b0,
-        int64_t b1, chunk_sums &cs, bool zmm) {
+BPG_ALWAYS_INLINE void chunk_lanes(const reader<T, F> &rd, int64_t d0, int64_t s0, int64_t x0, int64_t b0, int64_t b1,
+        float m, bool zmm, float *s1, float *s2) {
     int64_t b = b0;
     if (std::is_same_v<T, float> && zmm) {
+        chunk_sums cs(m);
         for (; b + lanes <= b1; b += lanes) {
             lanes16 g, x;
             load_block(rd, d0 + b, s0 + b, x0 + b, g, x);
             cs.add(g, x);
         }
-        return b;
+        return cs.lanes_with_tail(rd, b, b1, d0, s0, x0, s1, s2);
     }
-    // (Lanes 0-7 and 8-15 in variables of their own: as arrays indexed in a
-    // loop, GCC kept the sums in memory.)
     f32x8 lo1 = {}, lo2 = {}, hi1 = {}, hi2 = {};
-    const f32x8 mv = f32x8 {} + cs.m;
+    const f32x8 mv = f32x8 {} + m;
     for (; b + lanes <= b1; b += lanes) {
         f32x8 g, x;
         load_block(rd, d0 + b, s0 + b, x0 + b, g, x);
@@ -74,10 +104,9 @@ BPG_ALWAYS_INLINE int64_t add_chunk_vectors(const reader<T, F> &rd, int64_t d0, 
         load_block(rd, d0 + b + 8, s0 + b + 8, x0 + b + 8, g, x);
         kernels::bn_accumulate(hi1, hi2, g, x, mv);
     }
-    char *v1 = reinterpret_cast<char *>(&cs.v1), *v2 = reinterpret_cast<char *>(&cs.v2);
-    __builtin_memcpy(v1, &lo1, sizeof lo1), __builtin_memcpy(v1 + sizeof lo1, &hi1, sizeof hi1);
-    __builtin_memcpy(v2, &lo2, sizeof lo2), __builtin_memcpy(v2 + sizeof lo2, &hi2, sizeof hi2);
-    return b;
+    __builtin_memcpy(s1, &lo1, sizeof lo1), __builtin_memcpy(s1 + 8, &hi1, sizeof hi1);
+    __builtin_memcpy(s2, &lo2, sizeof lo2), __builtin_memcpy(s2 + 8, &hi2, sizeof hi2);
+    chunk_sums::add_tail(rd, b, b1, d0, s0, x0, m, s1, s2);
 }
 
 // Pass 1 on planar row (a, k) with AVX-512: the chunks of sums_planar,

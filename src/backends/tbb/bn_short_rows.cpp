@@ -386,15 +386,26 @@ BPG_ALWAYS_INLINE void short_rows_sums_of(const bn_plan &p, const data &d, const
             }
         });
     // The generic loops: row after row of the group as sums_planar sums them
-    // (each row one chunk), with no call or chunk loop between rows.
+    // (each row one chunk), with no call or chunk loop between rows, their
+    // lanes summed in double 4 rows at a time (in_order_sums_4).
     with_fusion(p.fusion, [&](auto f) BPG_LAMBDA_INLINE {
         const reader<T, f.value> rd(d);
+        alignas(32) float s1[4][lanes] = {}, s2[4][lanes] = {};
         for (int64_t a = 0; a < p.A; ++a)
-            for (int64_t k = k0; k < k1; ++k) {
-                const int64_t s0 = at(p.src, a, k, 0), d0 = at(p.dd, a, k, 0), x0 = at(p.relu_in, a, k, 0);
-                chunk_sums cs(mean[k]);
-                const int64_t b = add_chunk_vectors(rd, d0, s0, x0, 0, p.B, cs, p.avx512);
-                cs.finish(rd, b, p.B, d0, s0, x0, partial + 2 * (k * p.A + a)); // (row (a, k)'s only chunk)
+            for (int64_t j0 = k0; j0 < k1; j0 += 4) {
+                const int n = int(std::min<int64_t>(4, k1 - j0));
+                for (int i = 0; i < n; ++i) {
+                    const int64_t k = j0 + i;
+                    const int64_t s0 = at(p.src, a, k, 0), d0 = at(p.dd, a, k, 0), x0 = at(p.relu_in, a, k, 0);
+                    chunk_lanes(rd, d0, s0, x0, 0, p.B, mean[k], p.avx512, s1[i], s2[i]);
+                }
+                double t1[4], t2[4];
+                in_order_sums_4(s1, t1);
+                in_order_sums_4(s2, t2);
+                for (int i = 0; i < n; ++i) {
+                    double *pair = partial + 2 * ((j0 + i) * p.A + a); // (row (a, k)'s only chunk)
+                    pair[0] = t1[i], pair[1] = t2[i];
+                }
             }
     });
 }

@@ -3,6 +3,7 @@
 // Measurements behind each rule: bench/NOTES.md.
 #include <algorithm>
 
+#include "backends/tbb/convert_rows.hpp"
 #include "backends/tbb/cpu.hpp"
 #include "backends/tbb/interpolate_plan.hpp"
 #include "backends/tbb/interpolate_plane_rows.hpp"
@@ -108,6 +109,7 @@ interp_levels levels_of(const interp_plan &p) {
     if (!p.channels_last) {
         if (small_planes_fit(p))
             return plane_rows_fit(p) ? interp_levels::planar_plane_rows_2d : interp_levels::planar_small_planes_2d;
+        if (small_planes8_fit(p)) return interp_levels::planar_small_planes8_2d;
         const bool fused = row_sum_gather_available(p.inner_rows);
         if (p.nsp == 2)
             return fused ? interp_levels::planar_fused_row_gather_2d : interp_levels::planar_rows_then_gather_2d;
@@ -123,7 +125,8 @@ interp_levels levels_of(const interp_plan &p) {
 
 // Either small-planes path (the lanes of planes or a row per vector).
 bool small_planes(const interp_plan &p) {
-    return p.levels == interp_levels::planar_small_planes_2d || p.levels == interp_levels::planar_plane_rows_2d;
+    return p.levels == interp_levels::planar_small_planes_2d || p.levels == interp_levels::planar_plane_rows_2d
+            || p.levels == interp_levels::planar_small_planes8_2d;
 }
 
 bool planar_2d(const interp_plan &p) {
@@ -223,6 +226,7 @@ std::string to_string(interp_levels l) {
         case interp_levels::planar_fused_row_gather_2d: return "planar_fused_row_gather_2d";
         case interp_levels::planar_rows_then_gather_2d: return "planar_rows_then_gather_2d";
         case interp_levels::planar_small_planes_2d: return "planar_small_planes_2d";
+        case interp_levels::planar_small_planes8_2d: return "planar_small_planes8_2d";
         case interp_levels::planar_plane_rows_2d: return "planar_plane_rows_2d";
         case interp_levels::channels_last_fused_runs_2d: return "channels_last_fused_runs_2d";
         case interp_levels::channels_last_levels_2d: return "channels_last_levels_2d";
@@ -342,8 +346,9 @@ void choose_interp_path(interp_plan &p) {
         p.column_prefetch_bytes = int64_t(2) << 10;
     const int64_t largest_plane = std::max(p.out[0] * p.out[1], p.in[0] * p.in[1]) * int64_t(size_of(p.dt));
     p.single_tap = p.levels == interp_levels::planar_small_planes_2d && single_tap_fit(p);
-    p.next_group_prefetch = (p.levels == interp_levels::planar_small_planes_2d && !p.single_tap
-                                    && largest_plane >= small_planes_prefetch_min_bytes)
+    p.next_group_prefetch = ((p.levels == interp_levels::planar_small_planes_2d
+                                     || p.levels == interp_levels::planar_small_planes8_2d)
+                                    && !p.single_tap && largest_plane >= small_planes_prefetch_min_bytes)
             || (p.levels == interp_levels::planar_plane_rows_2d && largest_plane >= plane_rows_prefetch_min_bytes);
     // Each pair's row gathered once: batches start at even inputs.
     p.level0_pairs = pair_rows && p.levels == interp_levels::planar_rows_then_gather_2d
@@ -359,6 +364,8 @@ void choose_interp_path(interp_plan &p) {
     const bool runs_in_registers = p.channels_last && p.source == interp_source::converted_in_registers;
     p.bf16_vcvtne = (small_planes(p) || streamed_runs || rows_1d || runs_in_registers) && p.dt == data_type::bf16
             && has_avx512_bf16();
+    p.avx2_16bit = p.levels == interp_levels::planar_small_planes8_2d && p.dt != data_type::f32 && has_avx2()
+            && f16c_available() && !clone_16bit_only();
     p.one_task = tasks_at_once() == 1 || bytes_of(p, p.out) < double(size_threshold(interp_one_task_max_bytes));
     p.scratch_bytes = interp_scratch_bytes(p);
     p.scratch_on_stack = p.one_task && p.scratch_bytes <= interp_stack_scratch_bytes;
@@ -376,6 +383,7 @@ std::string interp_path_name(const interp_plan &p) {
     if (p.bf16_vcvtne) s += ":bf16_vcvtne";
     if (p.level0_pairs) s += ":pairs";
     if (p.row_pairs16) s += ":row_pairs";
+    if (p.avx2_16bit) s += ":avx2";
     return s;
 }
 

@@ -47,6 +47,7 @@ enum class interp_levels {
     planar_fused_row_gather_2d,  // the row sums and the stride-2 row gather in one pass (row_sum_gather.hpp)
     planar_rows_then_gather_2d,  // the rows summed into scratch, then gathered (row_gather.hpp)
     planar_small_planes_2d,      // 16 small planes at once, one per vector lane (interpolate_small_planes.hpp)
+    planar_small_planes8_2d,     // the same, 8 planes a vector, in generic loops (CPUs without AVX-512)
     planar_plane_rows_2d,        // small planes of rows of <= 16, a row per vector (interpolate_plane_rows.hpp)
     channels_last_fused_runs_2d, // an input's row sums and the innermost level in one pass (run_sum_gather.hpp)
     channels_last_levels_2d,     // the slices summed into scratch, then the innermost level
@@ -136,6 +137,10 @@ struct interp_plan {
     // vcvtneps2bf16 (convert16::bf16_vcvtne_t), the same bits as the
     // integer rounding in fewer instructions.
     bool bf16_vcvtne = false;
+    // planar_small_planes8_2d, 16-bit, on a CPU with AVX2 and F16C (path
+    // ":avx2"): the loops' instances built for those, converting 8 lanes
+    // with their instructions (lanes8.hpp; F16C's for f16), the same bits.
+    bool avx2_16bit = false;
     int64_t level0_batch = 1; // `batch` as a count of inputs
     // Tasks each plane is cut into: enough tasks for every thread that may
     // run at once (tasks_at_once() at compile) even when planes are few.
@@ -160,7 +165,8 @@ struct interp_plan {
     // column walk over a batch's slices prefetches each of them this far
     // ahead (tap_sum.hpp sum_rows). 0: none (small slices gain nothing).
     int64_t column_prefetch_bytes = 0;
-    // planar_small_planes_2d where diff_dst or diff_src planes are at least
+    // planar_small_planes_2d (and planar_small_planes8_2d, diff_dst only)
+    // where diff_dst or diff_src planes are at least
     // small_planes_prefetch_min_bytes: each group prefetches the next
     // group's diff_dst planes into L2 as it reads its own (to_tile), and
     // its diff_src planes for writing as it stores its own (from_tile);

@@ -656,6 +656,7 @@ int64_t interp_scratch_bytes(const interp_plan &p) {
 void run_interp_plan(const interp_plan &p, const void *diff_dst, void *diff_src, const kept_memory &kept) {
     if (p.levels == interp_levels::zero_sized) return;
     if (p.levels == interp_levels::planar_small_planes_2d) return run_small_planes(p, diff_dst, diff_src);
+    if (p.levels == interp_levels::planar_small_planes8_2d) return run_small_planes8(p, diff_dst, diff_src);
     if (p.levels == interp_levels::planar_plane_rows_2d) return run_plane_rows(p, diff_dst, diff_src);
     const int64_t tasks = p.n_count * p.c_count * p.tasks_per_plane;
     auto body = p.dt == data_type::f32 ? run_tasks_f32 : p.dt == data_type::bf16 ? run_tasks_bf16 : run_tasks_f16;

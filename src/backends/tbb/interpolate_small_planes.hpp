@@ -41,4 +41,10 @@ bool single_tap_fit(const interp_plan &p);
 // of 16 planes.
 void run_small_planes(const interp_plan &p, const void *diff_dst, void *diff_src);
 
+// The same for CPUs without AVX-512 (interp_levels::planar_small_planes8_2d,
+// interpolate_small_planes8.cpp): planes of those sizes, groups of 8, in
+// generic loops.
+bool small_planes8_fit(const interp_plan &p);
+void run_small_planes8(const interp_plan &p, const void *diff_dst, void *diff_src);
+
 } // namespace bpg::tbb_backend
