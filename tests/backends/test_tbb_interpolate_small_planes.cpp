@@ -19,15 +19,6 @@
 namespace bpg::test {
 namespace {
 
-interp_case ncx_case(data_type dt, int64_t n, int64_t c, const dims &src, const dims &dst, const char *mode) {
-    interp_case k;
-    k.mode = mode;
-    k.dt = dt;
-    k.src = {n, c, src[0], src[1]};
-    k.dst = {n, c, dst[0], dst[1]};
-    return k;
-}
-
 struct shape_case {
     dims src, dst;
     const char *mode;

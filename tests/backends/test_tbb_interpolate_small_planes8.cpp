@@ -27,17 +27,6 @@ struct generic_loops {
     ~generic_loops() { tbb_backend::generic_kernels_only() = false; }
 };
 
-interp_case ncx_case(data_type dt, int64_t n, int64_t c, const dims &src, const dims &dst, const char *mode,
-        const char *coord) {
-    interp_case k;
-    k.mode = mode;
-    k.coord = coord;
-    k.dt = dt;
-    k.src = {n, c, src[0], src[1]};
-    k.dst = {n, c, dst[0], dst[1]};
-    return k;
-}
-
 struct shape_case {
     dims src, dst;
     const char *mode, *coord;

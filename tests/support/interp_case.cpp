@@ -12,6 +12,17 @@
 
 namespace bpg::test {
 
+interp_case ncx_case(data_type dt, int64_t n, int64_t c, const dims &src, const dims &dst, const char *mode,
+        const char *coord) {
+    interp_case k;
+    k.mode = mode;
+    k.coord = coord;
+    k.dt = dt;
+    k.src = {n, c, src[0], src[1]};
+    k.dst = {n, c, dst[0], dst[1]};
+    return k;
+}
+
 std::string interp_case::name() const {
     auto shape = [](const dims &d) {
         std::string s;

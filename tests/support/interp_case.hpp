@@ -26,6 +26,10 @@ struct interp_case {
     std::string name() const;
 };
 
+// An NCX case of n x c planes, spatial src -> dst (2-D), in dtype dt.
+interp_case ncx_case(data_type dt, int64_t n, int64_t c, const dims &src, const dims &dst, const char *mode,
+        const char *coord = "half_pixel");
+
 // Strides of a logical shape; with channels_last, axis 1 (C of NCX) innermost.
 dims layout_strides(const dims &shape, bool channels_last);
 

@@ -22,10 +22,6 @@ namespace {
 
 constexpr int64_t lanes = 16; // planes per group: one per AVX-512 lane
 
-int64_t plane_offset(int64_t t, int64_t c_count, int64_t n_stride, int64_t c_stride) {
-    return t / c_count * n_stride + t % c_count * c_stride;
-}
-
 // One task's working memory: tiles of vectors of 16 floats, lane l = plane
 // l of the group.
 struct group_scratch {
@@ -490,15 +486,17 @@ void run_single_tap(const interp_plan &p, const single_tap_table &t, const void 
 
 bool single_tap_fit(const interp_plan &p) { return single_tap_table_of(p).fits; }
 
-bool small_planes_fit(const interp_plan &p) {
-    if (p.channels_last || p.nsp != 2 || !has_avx512f()) return false;
+bool small_planes_shape_fit(const interp_plan &p, int64_t group) {
+    if (p.channels_last || p.nsp != 2) return false;
     const int64_t dd_plane = p.out[0] * p.out[1], ds_plane = p.in[0] * p.in[1];
     if (dd_plane > small_plane_max_dd || ds_plane > small_plane_max_ds) return false;
     // Planes are contiguous blocks (rows one after the other).
     if ((p.out[0] > 1 && p.dd_sp[0] != p.out[1]) || (p.in[0] > 1 && p.ds_sp[0] != p.in[1])) return false;
-    const int64_t groups = (p.n_count * p.c_count + lanes - 1) / lanes;
+    const int64_t groups = (p.n_count * p.c_count + group - 1) / group;
     return groups >= 4 * tasks_at_once();
 }
+
+bool small_planes_fit(const interp_plan &p) { return has_avx512f() && small_planes_shape_fit(p, lanes); }
 
 void run_small_planes(const interp_plan &p, const void *diff_dst, void *diff_src) {
     if (p.single_tap) {

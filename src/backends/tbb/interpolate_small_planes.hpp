@@ -27,9 +27,18 @@ namespace bpg::tbb_backend {
 // or 32 floats still leave the vectors part idle (docs/short-rows.md).
 constexpr int64_t small_plane_max_dd = 1024, small_plane_max_ds = 1024;
 
-// Whether a planar 2-D plan (geometry set, threads known) runs well this
-// way: AVX-512, contiguous planes of at most those sizes, and
-// enough planes for every thread to take several groups of 16.
+// Element offset of plane t of N * C (image t / c_count, channel t % c_count).
+inline int64_t plane_offset(int64_t t, int64_t c_count, int64_t n_stride, int64_t c_stride) {
+    return t / c_count * n_stride + t % c_count * c_stride;
+}
+
+// Whether a planar 2-D plan's planes (geometry set, threads known) suit a
+// small-planes path of `lanes` planes a group: contiguous planes of at most
+// those sizes, and enough of them for every thread to take several groups.
+bool small_planes_shape_fit(const interp_plan &p, int64_t lanes);
+
+// Whether a planar 2-D plan runs well this way: AVX-512, and planes that
+// fit groups of 16.
 bool small_planes_fit(const interp_plan &p);
 
 // Whether such a plan has at most one tap per input on either axis, each

@@ -30,10 +30,6 @@ constexpr int64_t lanes = 8; // planes per group: one per lane of a 32-byte vect
 
 int64_t round_up(int64_t n) { return (n + lanes - 1) / lanes * lanes; }
 
-int64_t plane_offset(int64_t t, int64_t c_count, int64_t n_stride, int64_t c_stride) {
-    return t / c_count * n_stride + t % c_count * c_stride;
-}
-
 // One task's working memory: tiles of vectors of 8 floats, lane l = plane l.
 struct group_scratch8 {
     core::array<float> dd_tile; // diff_dst: out[0] * out[1] vectors, whole blocks of 8
@@ -237,15 +233,7 @@ __attribute__((target("avx2,f16c"))) void run_groups_f16c(const interp_plan &p, 
 
 } // namespace
 
-bool small_planes8_fit(const interp_plan &p) {
-    if (p.channels_last || p.nsp != 2 || has_avx512f()) return false;
-    const int64_t dd_plane = p.out[0] * p.out[1], ds_plane = p.in[0] * p.in[1];
-    if (dd_plane > small_plane_max_dd || ds_plane > small_plane_max_ds) return false;
-    // Planes are contiguous blocks (rows one after the other).
-    if ((p.out[0] > 1 && p.dd_sp[0] != p.out[1]) || (p.in[0] > 1 && p.ds_sp[0] != p.in[1])) return false;
-    const int64_t groups = (p.n_count * p.c_count + lanes - 1) / lanes;
-    return groups >= 4 * tasks_at_once();
-}
+bool small_planes8_fit(const interp_plan &p) { return !has_avx512f() && small_planes_shape_fit(p, lanes); }
 
 void run_small_planes8(const interp_plan &p, const void *diff_dst, void *diff_src) {
     const int64_t groups = (p.n_count * p.c_count + lanes - 1) / lanes;
