@@ -117,31 +117,35 @@ template <typename T, bn_fusion F> BPG_ALWAYS_INLINE void relu8(const reader<T, 
     widen8(rd.g_p + r, g);
     v = f32x8(i32x8(g) & (x > 0.f));
 }
-// n (a multiple of 8) consecutive values of diff_dst (Src false) or src as
-// BN sees them.
+// 8 consecutive values of diff_dst (Src false) or src as BN sees them.
 template <bool Src, typename T, bn_fusion F>
-BPG_ALWAYS_INLINE void load_lanes8(const reader<T, F> &rd, int64_t at, int64_t r, float *v, int n) {
-    constexpr bool relu = F == (Src ? bn_fusion::relu_into_src : bn_fusion::relu_into_dd);
-    for (int h = 0; h < n; h += 8) {
-        f32x8 e;
-        if constexpr (relu) relu8(rd, r + h, e);
-        else widen8((Src ? rd.src_p : rd.dd_p) + at + h, e);
-        __builtin_memcpy(v + h, &e, sizeof e);
+BPG_ALWAYS_INLINE void load8(const reader<T, F> &rd, int64_t at, int64_t r, f32x8 &e) {
+    if constexpr (F == (Src ? bn_fusion::relu_into_src : bn_fusion::relu_into_dd)) relu8(rd, r, e);
+    else widen8((Src ? rd.src_p : rd.dd_p) + at, e);
+}
+// The same for V (f32x8, or lanes16 from two halves joined in registers: a
+// 64-byte load from two 32-byte stores stalls on store forwarding).
+template <bool Src, typename T, bn_fusion F, typename V>
+BPG_ALWAYS_INLINE void load_vector(const reader<T, F> &rd, int64_t at, int64_t r, V &v) {
+    if constexpr (sizeof(V) == sizeof(f32x8)) {
+        load8<Src>(rd, at, r, v);
+    } else {
+        static_assert(sizeof(V) == 2 * sizeof(f32x8));
+        f32x8 lo, hi;
+        load8<Src>(rd, at, r, lo);
+        load8<Src>(rd, at + 8, r + 8, hi);
+        v = __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     }
 }
 
 template <typename T, bn_fusion F, typename V>
 BPG_ALWAYS_INLINE void load_dd_block(const reader<T, F> &rd, int64_t d, int64_t r, V &g) {
-    float gb[sizeof(V) / sizeof(float)];
-    load_lanes8<false>(rd, d, r, gb, sizeof(V) / sizeof(float));
-    __builtin_memcpy(&g, gb, sizeof g);
+    load_vector<false>(rd, d, r, g);
 }
 template <typename T, bn_fusion F, typename V>
 BPG_ALWAYS_INLINE void load_block(const reader<T, F> &rd, int64_t d, int64_t s, int64_t r, V &g, V &x) {
-    load_dd_block(rd, d, r, g);
-    float xb[sizeof(V) / sizeof(float)];
-    load_lanes8<true>(rd, s, r, xb, sizeof(V) / sizeof(float));
-    __builtin_memcpy(&x, xb, sizeof x);
+    load_vector<false>(rd, d, r, g);
+    load_vector<true>(rd, s, r, x);
 }
 
 // Pass 2's diff_src of the element at offsets (d, s, r) (as load_block's),
