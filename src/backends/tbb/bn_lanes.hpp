@@ -127,8 +127,11 @@ BPG_ALWAYS_INLINE void load8(const reader<T, F> &rd, int64_t at, int64_t r, f32x
 // 64-byte load from two 32-byte stores stalls on store forwarding).
 template <bool Src, typename T, bn_fusion F, typename V>
 BPG_ALWAYS_INLINE void load_vector(const reader<T, F> &rd, int64_t at, int64_t r, V &v) {
+    constexpr bool relu = F == (Src ? bn_fusion::relu_into_src : bn_fusion::relu_into_dd);
     if constexpr (sizeof(V) == sizeof(f32x8)) {
         load8<Src>(rd, at, r, v);
+    } else if constexpr (std::is_same_v<T, float> && !relu) { // (one load, not two and a shuffle)
+        __builtin_memcpy(&v, (Src ? rd.src_p : rd.dd_p) + at, sizeof v);
     } else {
         static_assert(sizeof(V) == 2 * sizeof(f32x8));
         f32x8 lo, hi;
