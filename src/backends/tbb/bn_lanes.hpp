@@ -117,20 +117,22 @@ template <typename T, bn_fusion F> BPG_ALWAYS_INLINE void relu8(const reader<T, 
     widen8(rd.g_p + r, g);
     v = f32x8(i32x8(g) & (x > 0.f));
 }
+// Whether a fused ReLU makes the values of src (Src) or diff_dst BN sees.
+template <bool Src, bn_fusion F>
+constexpr bool relu_feeds = F == (Src ? bn_fusion::relu_into_src : bn_fusion::relu_into_dd);
 // 8 consecutive values of diff_dst (Src false) or src as BN sees them.
 template <bool Src, typename T, bn_fusion F>
 BPG_ALWAYS_INLINE void load8(const reader<T, F> &rd, int64_t at, int64_t r, f32x8 &e) {
-    if constexpr (F == (Src ? bn_fusion::relu_into_src : bn_fusion::relu_into_dd)) relu8(rd, r, e);
+    if constexpr (relu_feeds<Src, F>) relu8(rd, r, e);
     else widen8((Src ? rd.src_p : rd.dd_p) + at, e);
 }
 // The same for V (f32x8, or lanes16 from two halves joined in registers: a
 // 64-byte load from two 32-byte stores stalls on store forwarding).
 template <bool Src, typename T, bn_fusion F, typename V>
 BPG_ALWAYS_INLINE void load_vector(const reader<T, F> &rd, int64_t at, int64_t r, V &v) {
-    constexpr bool relu = F == (Src ? bn_fusion::relu_into_src : bn_fusion::relu_into_dd);
     if constexpr (sizeof(V) == sizeof(f32x8)) {
         load8<Src>(rd, at, r, v);
-    } else if constexpr (std::is_same_v<T, float> && !relu) { // (one load, not two and a shuffle)
+    } else if constexpr (std::is_same_v<T, float> && !relu_feeds<Src, F>) { // (one load, not two and a shuffle)
         __builtin_memcpy(&v, (Src ? rd.src_p : rd.dd_p) + at, sizeof v);
     } else {
         static_assert(sizeof(V) == 2 * sizeof(f32x8));
@@ -147,7 +149,7 @@ BPG_ALWAYS_INLINE void load_dd_block(const reader<T, F> &rd, int64_t d, int64_t 
 }
 template <typename T, bn_fusion F, typename V>
 BPG_ALWAYS_INLINE void load_block(const reader<T, F> &rd, int64_t d, int64_t s, int64_t r, V &g, V &x) {
-    load_vector<false>(rd, d, r, g);
+    load_dd_block(rd, d, r, g);
     load_vector<true>(rd, s, r, x);
 }
 

@@ -26,9 +26,9 @@ BPG_ALWAYS_INLINE void shifted_squares_of(const bn_plan &p, const data &d, const
                 int64_t b = b0;
                 for (; b + lanes <= b1; b += lanes) {
                     float x[lanes];
-                    lanes16 v;
-                    load_vector<true>(rd, s0 + b, 0, v);
-                    __builtin_memcpy(x, &v, sizeof x);
+                    lanes16 loaded;
+                    load_vector<true>(rd, s0 + b, 0, loaded);
+                    __builtin_memcpy(x, &loaded, sizeof x);
                     for (int l = 0; l < lanes; ++l) {
                         const float v = x[l] - s;
                         l1[l] += v, l2[l] += v * v;
