@@ -125,6 +125,38 @@ TEST(TbbInterpolateAmdNcx, TileLoadLongRows) {
         }
 }
 
+// 16-bit 2x nearest rows fused in registers, in pairs: prefetched from
+// row_pairs16_prefetch_min_bytes of diff_dst (AMD Zen 5), the same bits as
+// without; weighted pairs of align_corners, none of them 2x interiors, never.
+TEST(TbbInterpolateAmdNcx, NearestRowPairsPrefetchFromASize) {
+    if (!tbb_backend::has_avx512f()) GTEST_SKIP() << "needs AVX-512";
+    auto prefetch_of = [](const interp_case &c, core::interp_mode mode, kernels::coord_mode coord) {
+        const core::interpolate_bwd_problem p = make_interp_problem(mode, coord,
+                kernels::nearest_rounding::round_prefer_ceil, c.nxc ? layout::nxc : layout::ncx, c.src, c.dst, c.dt);
+        tbb_backend::interp_plan plan;
+        EXPECT_EQ(tbb_backend::make_interp_plan(p, plan), "");
+        return plan.prefetch_bytes0;
+    };
+    const std::string path = "interpolate:planar_fused_row_gather_2d:converted_in_registers:batch=8:cached:row_pairs";
+    for (data_type dt : {data_type::bf16, data_type::f16})
+        for (bool nxc : {false, true}) {
+            const interp_case c = planar_case(dt, nxc, {9, 300}, {18, 600}, "nearest");
+            // (An even count of rows: no input in the middle of the weights' symmetry.)
+            interp_case corners = planar_case(dt, nxc, {10, 300}, {20, 600});
+            corners.coord = "align_corners";
+            const auto nearest = core::interp_mode::nearest;
+            const auto half_pixel = kernels::coord_mode::half_pixel;
+            EXPECT_EQ(prefetch_of(c, nearest, half_pixel), 0) << c.name();
+            const std::vector<uint32_t> plain = bits_on(c, 1, path);
+            const lowered_thresholds large(16);
+            EXPECT_EQ(prefetch_of(c, nearest, half_pixel), tbb_backend::row_pairs16_prefetch_bytes) << c.name();
+            EXPECT_EQ(prefetch_of(corners, core::interp_mode::linear, kernels::coord_mode::align_corners), 0);
+            const std::vector<uint32_t> prefetched = bits_on(c, 1, path);
+            EXPECT_EQ(prefetched, plain) << c.name();
+            EXPECT_EQ(prefetched, bits_on(c, 3, path)) << c.name();
+        }
+}
+
 // Planar 2-D 16-bit rows then gather: planes whose f32 rows of diff_dst and
 // diff_src pass tile_task_max_bytes go 16 inputs at a time (batch=16), with
 // a last batch of fewer; smaller planes and f32 keep the whole task. Every

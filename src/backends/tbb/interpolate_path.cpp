@@ -71,6 +71,15 @@ bool sym4_rows(const interp_plan &p) {
     return p.nsp == 2 && !p.channels_last && std::find(sym4.begin(), sym4.end(), 1) != sym4.end();
 }
 
+// Planar 2-D whose axis 0 has inputs of two taps of weight 1 (2x nearest).
+bool ones2_rows(const interp_plan &p) {
+    const grouped_axis &a = p.grouped[0];
+    if (p.nsp != 2 || p.channels_last) return false;
+    for (size_t i = 0; i + 1 < a.begin.size(); ++i)
+        if (a.ones[i] && a.begin[i + 1] - a.begin[i] == 2) return true;
+    return false;
+}
+
 interp_source source_of(const interp_plan &p) {
     if (p.dt != data_type::f32) {
         // Channels-last slices of whole vectors: level 0 (1-D: the only
@@ -322,7 +331,13 @@ void choose_interp_path(interp_plan &p) {
                                                                                    : prefetch_ahead_bytes;
     p.row_pairs16 = p.levels == interp_levels::planar_fused_row_gather_2d && p.dt != data_type::f32
             && p.source == interp_source::converted_in_registers;
-    if (p.row_pairs16 && sym4_rows(p)) p.prefetch_bytes0 = row_pairs16_prefetch_bytes;
+    // Pairs of 2x linear interiors prefetch their new rows a short way
+    // ahead; so do pairs of 2x nearest inputs where diff_dst streams from
+    // memory (in the cache, the prefetches only took issue slots). Other
+    // weighted pairs measured no better.
+    const bool streamed_ones2
+            = ones2_rows(p) && bytes_of(p, p.out) >= double(size_threshold(row_pairs16_prefetch_min_bytes));
+    if (p.row_pairs16 && (sym4_rows(p) || streamed_ones2)) p.prefetch_bytes0 = row_pairs16_prefetch_bytes;
     // Planar 16-bit slices of 3-D and up stream from memory into the ring,
     // one after another: converted behind their prefetch.
     if (p.nsp >= 3 && !p.channels_last && p.source == interp_source::converted_ring

@@ -226,6 +226,8 @@ constexpr int64_t fused_runs_max_run = 512;
 constexpr int64_t prefetch_ahead_bytes = int64_t(8) << 10;
 constexpr int64_t fused_runs_prefetch_bytes = int64_t(4) << 10;
 constexpr int64_t row_pairs16_prefetch_bytes = int64_t(4) << 10;
+// diff_dst from which 16-bit row pairs of 2x nearest prefetch at all.
+constexpr int64_t row_pairs16_prefetch_min_bytes = int64_t(8) << 20;
 // Rows of 2x linear interiors from which 16-bit data leaves the tile for row
 // pairs in registers (measured faster from 48 outputs; rows of 28 and 32 the
 // same either way).
